@@ -1,0 +1,46 @@
+"""Discovery, creation and policy (RFC "Table Discovery", "Creating ...", "Maintenance ...")."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks.delta.builders import CatalogDriver, version0
+from conformance.observe.recording import RecordingCatalog
+from conformance.targets.contract import MaintenancePolicy
+from reference_impl.delta.log_paths import delta_uri
+
+KNOWN_OPS = {"checkpoint", "log_compaction", "checksum", "metadata_cleanup", "vacuum"}
+
+
+@pytest.mark.req("CAT-RESOLVE-LOCATION")
+def test_resolution_returns_the_table_location(catalog: RecordingCatalog, driver: CatalogDriver,
+                                               table_name: str) -> None:
+    staging = catalog.create_staging_table()
+    driver.storage.put(delta_uri(staging.location, 0), version0(staging.table_id))
+    catalog.register_table(table_name, staging.table_id)
+    info = catalog.resolve(table_name)
+    assert info.location.rstrip("/") == staging.location.rstrip("/"), (
+        f"resolved {info.location}, the table lives at {staging.location}")
+    assert info.table_id == staging.table_id
+
+
+@pytest.mark.req("CAT-RESOLVE-MANAGED")
+def test_resolution_says_catalog_managed(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
+    driver.new_table(table_name)
+    assert catalog.resolve(table_name).catalog_managed is True, "resolution does not flag the table as managed"
+
+
+@pytest.mark.req("CAT-STAGING-UNIQUE")
+def test_staging_locations_are_unique(catalog: RecordingCatalog) -> None:
+    staged = [catalog.create_staging_table() for _ in range(3)]
+    assert len({s.location for s in staged}) == 3, f"staging locations repeat: {[s.location for s in staged]}"
+    assert len({s.table_id for s in staged}) == 3
+
+
+@pytest.mark.req("CAT-MAINTENANCE-POLICY")
+def test_policy_names_known_operations(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
+    table = driver.new_table(table_name)
+    policy = catalog.maintenance_policy(table.table_id)
+    assert isinstance(policy, MaintenancePolicy), f"policy is a {type(policy).__name__}"
+    unknown = set(policy.allowed) - KNOWN_OPS
+    assert not unknown, f"policy names operations no client knows: {sorted(unknown)}"

@@ -1,0 +1,74 @@
+"""The listing of ratified commits (RFC "Getting Ratified Commits from the Catalog")."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks.delta.builders import CatalogDriver, ict_of
+from conformance.observe.recording import RecordingCatalog
+from conformance.targets.contract import CommitConflict
+
+
+@pytest.mark.req("CAT-LIST-ASCENDING")
+def test_listing_is_ascending(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
+    table = driver.new_table(table_name)
+    driver.commit_range(table, 1, 4)
+    versions = [c.version for c in catalog.get_commits(table.table_id).commits]
+    assert versions == sorted(versions), f"listed in the order {versions}"
+
+
+@pytest.mark.req("CAT-LIST-CONTIGUOUS")
+def test_listing_is_contiguous_up_to_latest(catalog: RecordingCatalog, driver: CatalogDriver,
+                                            table_name: str) -> None:
+    table = driver.new_table(table_name)
+    driver.commit_range(table, 1, 5)
+    resp = catalog.get_commits(table.table_id)
+    versions = sorted(c.version for c in resp.commits)
+    assert versions, "five unpublished ratified commits, none listed"
+    assert versions == list(range(versions[0], versions[-1] + 1)), f"gaps in the listing {versions}"
+    assert versions[-1] == resp.latest_version, f"listing ends at {versions[-1]}, latest is {resp.latest_version}"
+
+
+@pytest.mark.req("CAT-LIST-RANGE")
+def test_listing_stays_inside_the_range(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
+    table = driver.new_table(table_name)
+    driver.commit_range(table, 1, 6)
+    versions = sorted(c.version for c in catalog.get_commits(table.table_id, 2, 4).commits)
+    assert versions == [2, 3, 4], f"asked for [2, 4], got {versions}"
+    tail = sorted(c.version for c in catalog.get_commits(table.table_id, 5).commits)
+    assert tail == [5, 6], f"asked from 5 on, got {tail}"
+
+
+@pytest.mark.req("CAT-LIST-LATEST")
+def test_listing_carries_latest_version(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
+    table = driver.new_table(table_name)
+    assert catalog.get_commits(table.table_id).latest_version == 0, "a new table's latest version is 0"
+    driver.commit_range(table, 1, 3)
+    assert catalog.get_commits(table.table_id).latest_version == 3
+    assert catalog.get_commits(table.table_id, 1, 1).latest_version == 3, "a narrow range hid the latest version"
+
+
+@pytest.mark.req("CAT-LIST-LATEST")
+def test_latest_version_is_kept_when_nothing_is_listed(catalog: RecordingCatalog, driver: CatalogDriver,
+                                                        table_name: str) -> None:
+    table = driver.new_table(table_name)
+    driver.commit_range(table, 1, 3)
+    catalog.mark_published(table.table_id, 3)
+    resp = catalog.get_commits(table.table_id, 4)
+    assert resp.commits == [], f"nothing above 3 exists, yet {resp.commits} was listed"
+    assert resp.latest_version == 3, f"with an empty listing the latest version said {resp.latest_version}"
+
+
+@pytest.mark.req("CAT-LIST-RATIFIED-ONLY")
+def test_rejected_and_unproposed_files_are_not_listed(catalog: RecordingCatalog, driver: CatalogDriver,
+                                                      table_name: str) -> None:
+    table = driver.new_table(table_name)
+    ratified = driver.commit_range(table, 1, 2)
+    rejected = driver.stage(table, 2)
+    with pytest.raises(CommitConflict):
+        catalog.commit(table.table_id, 2, staged_uri=rejected, in_commit_timestamp=ict_of(2))
+    unproposed = driver.stage(table, 3)
+    listed = [c.staged_uri for c in catalog.get_commits(table.table_id).commits]
+    assert rejected not in listed, "a rejected proposal is listed as ratified"
+    assert unproposed not in listed, "a staged file nobody proposed is listed as ratified"
+    assert listed == [ratified[1], ratified[2]]

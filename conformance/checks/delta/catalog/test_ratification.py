@@ -1,0 +1,69 @@
+"""Ratification: in order, at most once, one winner per race (RFC "Commit Protocol")."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks.delta.builders import CatalogDriver, ict_of
+from conformance.observe.recording import RecordingCatalog
+from conformance.observe.transcript import Transcript
+from conformance.run_context import RunContext
+from conformance.schedules.race import race
+from conformance.targets.contract import CatalogError, CommitConflict
+
+
+@pytest.mark.req("CAT-RATIFY-SEQUENTIAL")
+def test_gap_is_refused(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
+    table = driver.new_table(table_name)
+    driver.commit_range(table, 1, 2)
+    staged = driver.stage(table, 4)
+    with pytest.raises(CatalogError):
+        catalog.commit(table.table_id, 4, staged_uri=staged, in_commit_timestamp=ict_of(4))
+    after = catalog.get_commits(table.table_id)
+    assert after.latest_version == 2, f"latest became {after.latest_version} after a proposal for v4 over v2"
+    assert 4 not in [c.version for c in after.commits], "version 4 was ratified although 3 was missing"
+
+
+@pytest.mark.req("CAT-RATIFY-ONCE")
+def test_second_proposal_for_a_version_conflicts(catalog: RecordingCatalog, driver: CatalogDriver,
+                                                  table_name: str) -> None:
+    table = driver.new_table(table_name)
+    first = driver.commit_range(table, 1, 2)[2]
+    rival = driver.stage(table, 2)
+    with pytest.raises(CommitConflict):
+        catalog.commit(table.table_id, 2, staged_uri=rival, in_commit_timestamp=ict_of(2))
+    listed = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
+    assert listed.get(2) == first, f"version 2 now points at {listed.get(2)}, not the first ratified {first}"
+
+
+@pytest.mark.req("CAT-CONFLICT-LATEST")
+def test_conflict_reports_latest_version(catalog: RecordingCatalog, driver: CatalogDriver,
+                                         table_name: str) -> None:
+    table = driver.new_table(table_name)
+    driver.commit_range(table, 1, 3)
+    rival = driver.stage(table, 2)
+    with pytest.raises(CommitConflict) as raised:
+        catalog.commit(table.table_id, 2, staged_uri=rival, in_commit_timestamp=ict_of(2))
+    assert raised.value.latest_version == 3, f"conflict said latest={raised.value.latest_version}, truth is 3"
+
+
+@pytest.mark.req("CAT-RATIFY-RACE")
+def test_concurrent_proposals_have_one_winner(lakecert: RunContext, catalog: RecordingCatalog,
+                                              driver: CatalogDriver, table_name: str, seed: int,
+                                              transcript: Transcript) -> None:
+    table = driver.new_table(table_name)
+    proposers = lakecert.config.data["race"]["proposers"]
+    for round_no in range(lakecert.config.data["race"]["repeats"]):
+        version = round_no + 1
+        staged = [driver.stage(table, version) for _ in range(proposers)]
+        outcomes = race(
+            [lambda uri=uri: catalog.commit(table.table_id, version, staged_uri=uri,  # type: ignore[misc]
+                                            in_commit_timestamp=ict_of(version)) for uri in staged],
+            seed=seed + round_no, transcript=transcript)
+        winners = [i for i, o in enumerate(outcomes) if o.ok]
+        losers = [o for o in outcomes if not o.ok]
+        assert len(winners) == 1, f"round {round_no}: {len(winners)} proposers won version {version}"
+        assert all(isinstance(o.error, CommitConflict) for o in losers), (
+            f"round {round_no}: losers got {[type(o.error).__name__ for o in losers]}, not conflicts")
+        listed = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
+        assert listed.get(version) == staged[winners[0]], f"round {round_no}: the listed commit is not the winner's"

@@ -1,0 +1,49 @@
+"""What the catalog keeps: ratified commits until published, inline content intact."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of
+from conformance.observe.recording import RecordingCatalog
+from conformance.report.outcomes import not_applicable
+from conformance.targets.contract import NotSupported
+
+
+@pytest.mark.req("CAT-RETAIN-UNPUBLISHED")
+def test_unpublished_commits_stay_unchanged(catalog: RecordingCatalog, driver: CatalogDriver,
+                                            table_name: str) -> None:
+    table = driver.new_table(table_name)
+    first = driver.commit_range(table, 1, 3)
+    before = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
+    assert before == first, f"right after ratification the catalog serves {before}, not {first}"
+    driver.commit_range(table, 4, 6)
+    after = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
+    for version, uri in first.items():
+        assert after.get(version) == uri, f"unpublished v{version} changed or vanished: {after.get(version)}"
+
+
+@pytest.mark.req("CAT-FORGET-PUBLISHED-ONLY")
+def test_publication_mark_drops_nothing_above_it(catalog: RecordingCatalog, driver: CatalogDriver,
+                                                 table_name: str) -> None:
+    table = driver.new_table(table_name)
+    staged = driver.commit_range(table, 1, 6)
+    catalog.mark_published(table.table_id, 3)
+    listed = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
+    for version in (4, 5, 6):
+        assert listed.get(version) == staged[version], f"unpublished v{version} was dropped after publishing up to 3"
+
+
+@pytest.mark.req("CAT-INLINE-COMMITS")
+def test_inline_content_is_served_byte_for_byte(catalog: RecordingCatalog, driver: CatalogDriver,
+                                                table_name: str, seeded: LogBuilder) -> None:
+    table = driver.new_table(table_name)
+    content = LogBuilder(seeded.storage, table.location).data_commit(1)
+    try:
+        catalog.commit(table.table_id, 1, inline_content=content, in_commit_timestamp=ict_of(1))
+    except NotSupported:
+        resp = catalog.get_commits(table.table_id)
+        assert resp.latest_version == 0 and resp.commits == [], "inline commit refused, yet state changed"
+        not_applicable("the catalog does not host inline commits (verified: nothing changed)")
+    (commit,) = catalog.get_commits(table.table_id).commits
+    assert commit.inline_content == content, "inline content came back altered"

@@ -1,0 +1,38 @@
+"""Fixtures shared by the Delta checks: the suite's own (trusted) hands."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from conformance.checks.delta.builders import CatalogDriver, LogBuilder
+from conformance.observe.recording import RecordingCatalog, RecordingStorage
+from conformance.observe.transcript import Transcript
+from conformance.run_context import RunContext
+from reference_impl.delta.client import ReferenceClient
+
+
+@pytest.fixture
+def suite_storage(lakecert: RunContext, transcript: Transcript) -> RecordingStorage:
+    """Storage as the suite uses it; recorded apart from the target's own calls."""
+    return RecordingStorage(lakecert.env.storage, transcript, actor="suite")
+
+
+@pytest.fixture
+def driver(catalog: RecordingCatalog, suite_storage: RecordingStorage) -> CatalogDriver:
+    """Drives the catalog under test as a well-behaved client."""
+    return CatalogDriver(catalog, suite_storage)
+
+
+@pytest.fixture
+def suite_client(lakecert: RunContext, transcript: Transcript, suite_storage: RecordingStorage) -> ReferenceClient:
+    """A correct client on the reference catalog, for the suite's own writes (e.g. a rival commit)."""
+    return ReferenceClient(RecordingCatalog(lakecert.reference_catalog(), transcript, actor="suite"),
+                           suite_storage)
+
+
+@pytest.fixture
+def seeded(lakecert: RunContext, suite_storage: RecordingStorage) -> LogBuilder:
+    """A fresh, empty table location for a state the suite writes itself."""
+    return LogBuilder(suite_storage, f"{lakecert.env.warehouse_uri}/seeded/{uuid.uuid4()}")

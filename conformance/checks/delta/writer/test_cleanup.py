@@ -1,0 +1,87 @@
+"""Metadata cleanup of a catalog-managed table (RFC changes to "Metadata Cleanup")."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks.delta.evidence import log_files
+from conformance.observe.recording import RecordingClient
+from conformance.report.outcomes import not_applicable
+from conformance.targets.contract import NotSupported, Storage
+from reference_impl.delta.client import ReferenceClient
+from reference_impl.delta.log_paths import LogFile
+
+CUTOFF = 5  # the cut-off commit; the newest checkpoint at or before it is v3
+
+
+def _prepare(suite_client: ReferenceClient, name: str, *, checkpoint: bool) -> str:
+    """v1-v6 published (checkpoint at v3 and compaction 1-2 when asked), v7 ratified only."""
+    suite_client.create_table(name)
+    for v in range(1, 4):
+        suite_client.append(name, [{"id": v, "value": "x"}])
+    suite_client.publish(name)
+    if checkpoint:
+        if suite_client.checkpoint(name) != 3 or not suite_client.compact_log(name, 1, 2):
+            raise RuntimeError("the suite's own client could not prepare the checkpoint and compaction")
+    for v in range(4, 7):
+        suite_client.append(name, [{"id": v, "value": "x"}])
+    suite_client.publish(name)
+    suite_client.append(name, [{"id": 7, "value": "x"}])
+    return suite_client.catalog.resolve(name).location
+
+
+def _cleanup(client: RecordingClient, storage: Storage, location: str, name: str) -> tuple[set[LogFile], set[LogFile]]:
+    """Run the client's cleanup; return (files before, files deleted)."""
+    before = set(log_files(storage, location))
+    try:
+        client.cleanup(name, CUTOFF)
+    except NotSupported:
+        assert set(log_files(storage, location)) == before, "cleanup refused, yet files changed"
+        not_applicable("the client does not run metadata cleanup (verified: nothing deleted)")
+    return before, before - set(log_files(storage, location))
+
+
+@pytest.mark.req("WRT-CLEANUP-NEEDS-CHECKPOINT")
+def test_no_cleanup_without_a_checkpoint(client: RecordingClient, suite_client: ReferenceClient,
+                                         suite_storage: Storage, table_name: str) -> None:
+    location = _prepare(suite_client, table_name, checkpoint=False)
+    _, deleted = _cleanup(client, suite_storage, location, table_name)
+    assert not deleted, f"deleted without any checkpoint at or before v{CUTOFF}: {sorted(f.uri for f in deleted)}"
+
+
+@pytest.mark.req("WRT-CLEANUP-KEEPS")
+def test_cleanup_keeps_checkpoint_and_later_commits(client: RecordingClient, suite_client: ReferenceClient,
+                                                    suite_storage: Storage, table_name: str) -> None:
+    location = _prepare(suite_client, table_name, checkpoint=True)
+    _, deleted = _cleanup(client, suite_storage, location, table_name)
+    lost = [f.uri for f in deleted if (f.kind == "checkpoint" and f.version == 3)
+            or (f.kind == "delta" and f.version > 3)]
+    assert not lost, f"cleanup removed the cut-off checkpoint or published commits after it: {lost}"
+
+
+@pytest.mark.req("WRT-CLEANUP-STAGED-ABOVE")
+def test_cleanup_keeps_staged_commits_above_the_checkpoint(client: RecordingClient, suite_client: ReferenceClient,
+                                                           suite_storage: Storage, table_name: str) -> None:
+    location = _prepare(suite_client, table_name, checkpoint=True)
+    _, deleted = _cleanup(client, suite_storage, location, table_name)
+    lost = [f.uri for f in deleted if f.kind == "staged" and f.version > 3]
+    assert not lost, f"staged commits above the cut-off checkpoint (v3) deleted: {lost}"
+
+
+@pytest.mark.req("WRT-CLEANUP-STAGED-BELOW")
+def test_cleanup_removes_staged_commits_up_to_the_checkpoint(client: RecordingClient,
+                                                             suite_client: ReferenceClient,
+                                                             suite_storage: Storage, table_name: str) -> None:
+    location = _prepare(suite_client, table_name, checkpoint=True)
+    before, deleted = _cleanup(client, suite_storage, location, table_name)
+    left = [f.uri for f in before - deleted if f.kind == "staged" and f.version <= 3]
+    assert not left, f"staged commits at or below v3 left behind: {left}"
+
+
+@pytest.mark.req("WRT-CLEANUP-COMPACTION")
+def test_cleanup_removes_old_compactions(client: RecordingClient, suite_client: ReferenceClient,
+                                         suite_storage: Storage, table_name: str) -> None:
+    location = _prepare(suite_client, table_name, checkpoint=True)
+    before, deleted = _cleanup(client, suite_storage, location, table_name)
+    left = [f.uri for f in before - deleted if f.kind == "compaction" and f.version <= 3]
+    assert not left, f"log compaction files starting at or below v3 left behind: {left}"

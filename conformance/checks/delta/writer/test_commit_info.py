@@ -1,0 +1,43 @@
+"""commitInfo of every commit: first, with a rising in-commit timestamp and a unique txnId.
+
+Sources: PROTOCOL.md "In-Commit Timestamps"; RFC "Commit Provenance Information".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks.delta.writer.conftest import WrittenTable
+from reference_impl.delta.actions import commit_info
+
+
+@pytest.mark.req("WRT-COMMITINFO-FIRST")
+def test_commit_info_is_the_first_action(written: WrittenTable) -> None:
+    for version, actions in written.commits.items():
+        assert actions and "commitInfo" in actions[0], (
+            f"v{version} starts with {next(iter(actions[0])) if actions else 'nothing'}")
+
+
+@pytest.mark.req("WRT-ICT-MONOTONIC")
+def test_in_commit_timestamps_strictly_increase(written: WrittenTable) -> None:
+    previous: tuple[int, int] | None = None
+    for version, actions in written.commits.items():
+        ict = (commit_info(actions) or {}).get("inCommitTimestamp")
+        assert isinstance(ict, int) and not isinstance(ict, bool), f"v{version} has inCommitTimestamp={ict!r}"
+        if previous is not None:
+            assert ict > previous[1], f"v{version} timestamp {ict} is not after v{previous[0]}'s {previous[1]}"
+        previous = (version, ict)
+
+
+@pytest.mark.req("WRT-TXNID")
+def test_every_commit_has_a_txn_id(written: WrittenTable) -> None:
+    for version, actions in written.commits.items():
+        txn = (commit_info(actions) or {}).get("txnId")
+        assert isinstance(txn, str) and txn, f"v{version} has txnId={txn!r}"
+
+
+@pytest.mark.req("WRT-TXNID-UNIQUE")
+def test_txn_ids_are_unique(written: WrittenTable) -> None:
+    ids = [t for a in written.commits.values() if (t := (commit_info(a) or {}).get("txnId")) is not None]
+    repeated = {i for i in ids if ids.count(i) > 1}
+    assert not repeated, f"txnIds used by more than one commit: {sorted(map(str, repeated))}"

@@ -1,0 +1,126 @@
+"""The ``lakecert`` command line: run, targets, selftest, requirements."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance.report.summary import print_summary
+from conformance.run_context import select_profiles
+from conformance.targets.config import ConfigError, load_config
+from conformance.targets.registry import build_target, list_targets
+
+PKG_DIR = Path(__file__).parent
+USAGE_ERROR = 2
+
+
+def _profiles_arg(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [p.strip() for v in values for p in v.split(",") if p.strip()]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    cfg = load_config(Path(args.config) if args.config else None)
+    target_name = args.target or cfg.target
+    target = build_target(target_name, cfg)
+    select_profiles(target, _profiles_arg(args.profile) or cfg.data.get("profiles"))  # validate early
+    target.close()
+    out = Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [str(PKG_DIR / s) for s in args.select] if args.select else [str(PKG_DIR / "checks")]
+    pytest_args = [
+        *paths, "-c", str(PKG_DIR / "pytest.ini"), "--rootdir", str(PKG_DIR),
+        "-p", "conformance.plugin", "--alluredir", str(out / "allure-results"), "--clean-alluredir",
+        "--lakecert-out", str(out), "--lakecert-target", target_name,
+        "-q" if not args.verbose else "-v", "--no-header", "-rN", "--tb=short" if args.verbose else "--tb=no",
+    ]
+    if args.config:
+        pytest_args += ["--lakecert-config", str(Path(args.config).resolve())]
+    for p in _profiles_arg(args.profile) or []:
+        pytest_args += ["--lakecert-profile", p]
+    if args.seed is not None:
+        pytest_args += ["--lakecert-seed", str(args.seed)]
+    if args.select:
+        pytest_args.append("--lakecert-partial")
+    code = pytest.main(pytest_args)
+    results = out / "results.json"
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or not results.exists():
+        print(f"lakecert: the run broke (pytest exit {int(code)}); see the output above", file=sys.stderr)
+        return USAGE_ERROR
+    return print_summary(json.loads(results.read_text()), out)
+
+
+def cmd_targets(args: argparse.Namespace) -> int:
+    cfg = load_config(Path(args.config) if args.config else None)
+    rows = list_targets(cfg)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            print(f"{r['name']:<40} {r['kind']:<12} {r.get('description', r.get('adapter', ''))}")
+    return 0
+
+
+def cmd_selftest(args: argparse.Namespace) -> int:
+    from conformance.selftest import run_selftest
+
+    return run_selftest(Path(args.out or f"reports/selftest-{time.strftime('%Y%m%d-%H%M%S')}"),
+                        jobs=args.jobs, as_json=args.json)
+
+
+def cmd_requirements(args: argparse.Namespace) -> int:
+    from conformance.requirements.docs import render
+
+    print(render())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="lakecert", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="certify a target against one or more profiles")
+    run.add_argument("--target", help="target name (default: the config's, else `reference`)")
+    run.add_argument("--profile", action="append", help="profile(s), repeatable or comma-separated")
+    run.add_argument("--config", help="YAML configuration file")
+    run.add_argument("--out", help="output directory (default: reports/<timestamp>)")
+    run.add_argument("--seed", type=int, help="seed for races and generated schedules")
+    run.add_argument("--select", action="append",
+                     help="rerun only this check (a node id from a reproducer), repeatable")
+    run.add_argument("-v", "--verbose", action="store_true")
+    run.set_defaults(func=cmd_run)
+    tg = sub.add_parser("targets", help="list the targets lakecert can run")
+    tg.add_argument("--json", action="store_true")
+    tg.add_argument("--config", help="YAML configuration file (adds its targets)")
+    tg.set_defaults(func=cmd_targets)
+    st = sub.add_parser("selftest", help="run the reference and every faulty variant")
+    st.add_argument("--out", help="output directory")
+    st.add_argument("--jobs", type=int, default=0, help="parallel runs (default: CPU count)")
+    st.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    st.set_defaults(func=cmd_selftest)
+    rq = sub.add_parser("requirements", help="print the requirement catalog with its coverage (Markdown)")
+    rq.add_argument("--markdown", action="store_true", help="(the only format; accepted for clarity)")
+    rq.set_defaults(func=cmd_requirements)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse exits 2 on bad usage, 0 on --help
+        return int(e.code or 0)
+    try:
+        return int(args.func(args))
+    except ConfigError as e:
+        print(f"lakecert: {e}", file=sys.stderr)
+        return USAGE_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""Outcomes of a check and of a requirement, and how they map to Allure."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import NoReturn
+
+import pytest
+
+from conformance.observe.recording import TargetRaised
+from conformance.targets.contract import CatalogError, NotSupported
+
+
+class Outcome(str, Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"  # a MUST is broken: the product is wrong
+    WARN = "WARN"  # a SHOULD or MAY is broken
+    NOT_APPLICABLE = "NOT_APPLICABLE"  # an optional capability is absent, and that was verified
+    ERROR = "ERROR"  # the suite or the adapter broke; says nothing about the product
+    NOT_RUN = "NOT_RUN"  # requirement-level only: no check of it ran
+    UNTESTABLE = "UNTESTABLE"  # requirement-level only: cannot be observed from outside
+
+
+# Worst first: a requirement takes the worst outcome among its checks.
+SEVERITY = [Outcome.ERROR, Outcome.FAIL, Outcome.WARN, Outcome.PASS, Outcome.NOT_APPLICABLE]
+
+ALLURE_STATUS = {
+    Outcome.PASS: "passed",
+    Outcome.FAIL: "failed",
+    Outcome.WARN: "unknown",  # neither passed nor failed: shown apart, does not block certification
+    Outcome.NOT_APPLICABLE: "skipped",
+    Outcome.ERROR: "broken",
+}
+
+ALLURE_SEVERITY = {"MUST": "critical", "SHOULD": "normal", "MAY": "minor"}
+
+NA_PREFIX = "NOT_APPLICABLE: "
+
+# Exceptions raised while a check runs that mean the product is wrong (not the suite).
+PRODUCT_FAULTS = (AssertionError, CatalogError, TargetRaised, NotSupported)
+
+
+def not_applicable(reason: str) -> NoReturn:
+    """End a check as NOT_APPLICABLE; call it only after verifying the target's answer."""
+    pytest.skip(NA_PREFIX + reason)
+
+
+def worst(outcomes: list[Outcome]) -> Outcome:
+    return min(outcomes, key=SEVERITY.index)

@@ -1,0 +1,79 @@
+"""The requirement catalog: every normative rule as data (one YAML file per spec)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+
+Level = Literal["MUST", "SHOULD", "MAY"]
+LEVELS: tuple[Level, ...] = ("MUST", "SHOULD", "MAY")
+BINDS = ("catalog", "writer", "reader", "engine")
+HERE = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class Spec:
+    key: str
+    name: str
+    revision: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Requirement:
+    id: str
+    level: Level
+    binds: str
+    profile: str
+    section: str
+    statement: str
+    spec: Spec
+    untestable: str | None = None
+
+    @property
+    def link(self) -> str:
+        """Where the rule's section is, for reports (GitHub renders heading anchors)."""
+        anchor = self.section.split(";")[0].split("(")[0].strip().lower()
+        anchor = "-".join(w for w in anchor.replace("-", " ").split())
+        return f"{self.spec.url}#{anchor}"
+
+
+class RequirementError(ValueError):
+    """The catalog itself is malformed."""
+
+
+def _parse(path: Path) -> list[Requirement]:
+    doc = yaml.safe_load(path.read_text())
+    s = doc["spec"]
+    spec = Spec(path.stem, s["name"], s["revision"], s["url"])
+    out = []
+    for raw in doc["requirements"]:
+        unknown = set(raw) - {"id", "level", "binds", "profile", "section", "statement", "untestable"}
+        if unknown or raw.get("level") not in LEVELS or raw.get("binds") not in BINDS:
+            raise RequirementError(f"{path.name}: bad entry {raw.get('id')!r}")
+        out.append(Requirement(spec=spec, **raw))
+    return out
+
+
+@functools.cache
+def load_all(directory: Path = HERE) -> dict[str, Requirement]:
+    """All requirements by ID, across every spec file; IDs must be unique."""
+    reqs: dict[str, Requirement] = {}
+    for path in sorted(directory.glob("*.yaml")):
+        for r in _parse(path):
+            if r.id in reqs:
+                raise RequirementError(f"duplicate requirement ID {r.id}")
+            reqs[r.id] = r
+    return reqs
+
+
+def profiles() -> dict[str, list[Requirement]]:
+    """Profile name -> its requirements, in catalog order."""
+    out: dict[str, list[Requirement]] = {}
+    for r in load_all().values():
+        out.setdefault(r.profile, []).append(r)
+    return out

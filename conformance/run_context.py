@@ -1,0 +1,119 @@
+"""One run of the suite: configuration, target, profiles and the shared environment."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.report.results import RunSummary
+from conformance.requirements import load_all, profiles
+from conformance.targets.config import Config, ConfigError
+from conformance.targets.contract import Catalog, Storage
+from conformance.targets.reference import make_reference_catalog
+from conformance.targets.registry import build_target
+from conformance.targets.target import Target, TargetEnv
+from reference_impl.storage import make_storage
+
+SUITE_VERSION = "0.1.0"
+SIDE_OF_PROFILE = {"delta-cm-catalog": "catalog", "delta-cm-writer": "client", "delta-cm-reader": "client"}
+
+
+def select_profiles(target: Target, wanted: list[str] | None) -> list[str]:
+    """The profiles to run: the asked ones (validated) or every one the target has a side for."""
+    known = profiles()
+    if wanted:
+        unknown = [p for p in wanted if p not in known]
+        if unknown:
+            raise ConfigError(f"unknown profile(s) {unknown}; known: {sorted(known)}")
+        missing = [p for p in wanted if SIDE_OF_PROFILE.get(p) not in target.sides]
+        if missing:
+            raise ConfigError(f"target {target.name} has no side for profile(s) {missing}")
+        return list(dict.fromkeys(wanted))
+    return [p for p in known if SIDE_OF_PROFILE.get(p) in target.sides]
+
+
+def _warehouse(cfg: Config, workdir: Path) -> tuple[str, Storage]:
+    s = cfg.data["storage"]
+    if s["kind"] == "s3":
+        bucket = s.get("bucket")
+        if not bucket or not s.get("endpoint_url"):
+            raise ConfigError("storage.kind=s3 needs `bucket` and `endpoint_url`")
+        storage = make_storage(s["endpoint_url"], region_name=s.get("region", "us-east-1"),
+                               aws_access_key_id=s.get("access_key_id"),
+                               aws_secret_access_key=s.get("secret_access_key"))
+        return f"s3://{bucket}/{s.get('prefix', 'lakecert')}/{uuid.uuid4().hex[:12]}", storage
+    root = workdir / "warehouse"
+    root.mkdir(parents=True, exist_ok=True)
+    return root.as_uri(), make_storage()
+
+
+@dataclass
+class RunContext:
+    config: Config
+    out: Path
+    target: Target
+    profiles: list[str]
+    env: TargetEnv
+    started: float = field(default_factory=time.time)
+    summary: RunSummary | None = None
+    _target_catalog: Catalog | None = None
+    _reference_catalog: Catalog | None = None
+
+    @classmethod
+    def open(cls, cfg: Config, out: Path) -> RunContext:
+        target = build_target(cfg.target, cfg)
+        chosen = select_profiles(target, cfg.data.get("profiles"))
+        workdir = out / "work"
+        shutil.rmtree(workdir, ignore_errors=True)
+        workdir.mkdir(parents=True)
+        warehouse, storage = _warehouse(cfg, workdir)
+        options = (cfg.data["targets"].get(cfg.target) or {}).get("options") or {}
+        env = TargetEnv(workdir, warehouse, storage, options)
+        return cls(cfg, out, target, chosen, env)
+
+    def target_catalog(self) -> Catalog:
+        if self._target_catalog is None:
+            self._target_catalog = self.target.make_catalog(self.env)
+        return self._target_catalog
+
+    def reference_catalog(self) -> Catalog:
+        """The trusted catalog that client targets are bound to (its own database)."""
+        if self._reference_catalog is None:
+            ref_dir = self.env.workdir / "reference"
+            ref_dir.mkdir(exist_ok=True)
+            self._reference_catalog = make_reference_catalog(
+                TargetEnv(ref_dir, self.env.warehouse_uri, self.env.storage))
+        return self._reference_catalog
+
+    def run_info(self) -> dict[str, Any]:
+        reqs = load_all()
+        spec_revisions = sorted({reqs[r.id].spec.revision for p in self.profiles for r in profiles()[p]})
+        return {
+            "target": self.target.name,
+            "target_kind": self.target.kind,
+            "target_version": self.target.version(),
+            "profiles": self.profiles,
+            "seed": self.config.seed,
+            "config_source": self.config.source,
+            "config": self.config.redacted(),
+            "suite_version": SUITE_VERSION,
+            "spec_revisions": spec_revisions,
+            "warehouse": self.env.warehouse_uri,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
+            "duration_s": round(time.time() - self.started, 3),
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+        }
+
+    def close(self) -> None:
+        for part in (self._target_catalog, self._reference_catalog):
+            close = getattr(part, "close", None)
+            if callable(close):
+                close()
+        self.target.close()

@@ -1,0 +1,61 @@
+"""Self-test: the reference must be certified and every faulty variant caught by what it breaks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reference_impl.faults.registry import all_faults
+
+
+@dataclass(frozen=True)
+class VariantOutcome:
+    target: str
+    expected: tuple[str, ...]  # requirement IDs that must catch it (empty for the reference)
+    caught_by: tuple[str, ...]  # requirement IDs with FAIL or WARN
+    verdict: str
+    exit_code: int
+
+    @property
+    def ok(self) -> bool:
+        if not self.expected:
+            return self.verdict == "CERTIFIED" and self.exit_code == 0
+        return set(self.expected) <= set(self.caught_by) and self.verdict == "NOT_CERTIFIED"
+
+
+def run_target(target: str, out: Path, extra: list[str] | None = None) -> tuple[int, dict[str, Any]]:
+    """Run ``lakecert run`` for one target in its own process (each run builds its own target)."""
+    cmd = [sys.executable, "-m", "conformance.cli", "run", "--target", target, "--out", str(out), *(extra or [])]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+    results = out / "results.json"
+    if not results.exists():
+        raise RuntimeError(f"{target}: no results (exit {proc.returncode})\n{proc.stdout}\n{proc.stderr}")
+    return proc.returncode, json.loads(results.read_text())
+
+
+def _outcome(target: str, expected: tuple[str, ...], out: Path) -> VariantOutcome:
+    code, res = run_target(target, out / target.replace(":", "_"))
+    caught = tuple(sorted(rid for rid, r in res["requirements"].items() if r["status"] in ("FAIL", "WARN")))
+    return VariantOutcome(target, expected, caught, res["verdict"], code)
+
+
+def run_selftest(out: Path, jobs: int = 0, as_json: bool = False) -> int:
+    runs = [("reference", ())] + [(f"faulty:{f.name}", f.breaks) for f in all_faults().values()]
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
+        outcomes = list(pool.map(lambda r: _outcome(r[0], r[1], out), runs))
+    if as_json:
+        print(json.dumps([{**o.__dict__, "ok": o.ok} for o in outcomes], indent=2))
+    else:
+        for o in outcomes:
+            mark = "ok  " if o.ok else "MISS"
+            what = o.verdict if not o.expected else "caught by " + (", ".join(o.caught_by) or "nothing")
+            print(f"{mark} {o.target:<42} {what}")
+        missed = [o.target for o in outcomes if not o.ok]
+        print(f"\n{len(outcomes) - len(missed)}/{len(outcomes)} as expected" + (f"; wrong: {missed}" if missed else ""))
+    return 0 if all(o.ok for o in outcomes) else 1

@@ -1,0 +1,43 @@
+"""Built-in targets: the reference implementation and its faulty variants."""
+
+from __future__ import annotations
+
+from conformance.targets.contract import Catalog, DeltaClient
+from conformance.targets.target import Kind, Side, TargetEnv
+from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.delta.client import ReferenceClient
+from reference_impl.faults.registry import Fault
+
+VERSION = "lakecert-reference-0.1"
+
+
+def make_reference_catalog(env: TargetEnv, cls: type[ReferenceCatalog] = ReferenceCatalog) -> ReferenceCatalog:
+    return cls(env.workdir / "catalog.sqlite", env.warehouse_uri, env.storage)
+
+
+class ReferenceTarget:
+    """The correct reference catalog and client, or one faulty variant of either side."""
+
+    def __init__(self, fault: Fault | None = None) -> None:
+        self.fault = fault
+        self.name = f"faulty:{fault.name}" if fault else "reference"
+        self.kind: Kind = "faulty" if fault else "reference"
+        # A faulty variant only stands for the side it breaks; the other side stays correct.
+        self.sides: frozenset[Side] = frozenset({fault.side}) if fault else frozenset({"catalog", "client"})
+
+    def version(self) -> str:
+        return VERSION
+
+    def make_catalog(self, env: TargetEnv) -> Catalog:
+        if self.fault and self.fault.side == "catalog":
+            return make_reference_catalog(env, self.fault.cls)  # type: ignore[arg-type]
+        return make_reference_catalog(env)
+
+    def make_client(self, catalog: Catalog, env: TargetEnv) -> DeltaClient:
+        cls = self.fault.cls if self.fault and self.fault.side == "client" else ReferenceClient
+        client = cls(catalog, env.storage)
+        assert isinstance(client, ReferenceClient)
+        return client
+
+    def close(self) -> None:
+        return None

@@ -1,0 +1,75 @@
+"""Find a target by name: built-in, faulty variant, entry point, or ``module:Class``."""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+from typing import Any
+
+from conformance.targets.config import Config, ConfigError
+from conformance.targets.reference import ReferenceTarget
+from conformance.targets.target import Target
+from reference_impl.faults.registry import all_faults
+
+ENTRY_POINT_GROUP = "lakecert.targets"
+
+
+def _third_party_names() -> dict[str, str]:
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def list_targets(config: Config | None = None) -> list[dict[str, Any]]:
+    """Every target lakecert can run, with its kind and description."""
+    rows: list[dict[str, Any]] = [
+        {"name": "reference", "kind": "reference", "description": "correct reference catalog and client"}
+    ]
+    for f in all_faults().values():
+        rows.append(
+            {"name": f"faulty:{f.name}", "kind": "faulty", "side": f.side,
+             "description": f.description, "breaks": list(f.breaks)}
+        )
+    for name, value in sorted(_third_party_names().items()):
+        rows.append({"name": name, "kind": "third-party", "adapter": value})
+    for name, spec in sorted((config.data["targets"] if config else {}).items()):
+        rows.append({"name": name, "kind": "third-party", "adapter": spec.get("adapter")})
+    return rows
+
+
+def _load_class(spec: str) -> Any:
+    module, sep, attr = spec.partition(":")
+    if not sep or not module or not attr:
+        raise ConfigError(f"adapter {spec!r} must look like `package.module:Class`")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as e:
+        raise ConfigError(f"cannot import adapter {spec!r}: {e}") from e
+
+
+def build_target(name: str, config: Config) -> Target:
+    """Build the named target; ``ConfigError`` for anything unknown or malformed."""
+    if name == "reference":
+        return ReferenceTarget()
+    if name.startswith("faulty:"):
+        fault = all_faults().get(name.removeprefix("faulty:"))
+        if fault is None:
+            raise ConfigError(f"unknown faulty variant {name!r}; see `lakecert targets`")
+        return ReferenceTarget(fault)
+    configured = config.data["targets"].get(name)
+    if configured is not None:
+        if not isinstance(configured, dict) or "adapter" not in configured:
+            raise ConfigError(f"targets.{name} needs an `adapter: module:Class` entry")
+        cls = _load_class(str(configured["adapter"]))
+        options = configured.get("options") or {}
+    elif name in _third_party_names():
+        cls = _load_class(_third_party_names()[name])
+        options = {}
+    elif ":" in name:
+        cls, options = _load_class(name), {}
+    else:
+        raise ConfigError(f"unknown target {name!r}; see `lakecert targets`")
+    target = cls(**options) if options else cls()
+    if not isinstance(target, Target):
+        raise ConfigError(f"{name!r} does not implement the Target protocol (see docs/certify.md)")
+    if not target.sides or not target.sides <= {"catalog", "client"}:
+        raise ConfigError(f"{name!r}: `sides` must be a non-empty subset of {{'catalog', 'client'}}")
+    return target

@@ -1,0 +1,323 @@
+"""The reference catalog: a correct ``contract.Catalog`` over SQLite.
+
+The catalog ratifies only; it never reads staged files (RFC "Terminology:
+Commits": it "stores only the location, not the content, of a staged commit").
+
+Every decision a faulty variant may get wrong lives in one small ``_hook``
+method, so a variant (``reference_impl/faults/catalog_faults.py``) overrides
+exactly one behaviour.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from pathlib import Path
+from typing import TypeGuard
+
+from conformance.targets.contract import (
+    CommitConflict,
+    CommitRejected,
+    GetCommitsResponse,
+    InvalidRequest,
+    MaintenancePolicy,
+    RatifiedCommit,
+    StagingTable,
+    Storage,
+    TableInfo,
+    TableNotFound,
+)
+from reference_impl.catalog.store import CatalogStore, TableRow, Tx
+
+KNOWN_MAINTENANCE_OPS = MaintenancePolicy().allowed
+_TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+_HEX = "[0-9a-fA-F]"
+# RFC "Delta Log Entries": _delta_log/_staged_commits/<20-digit version>.<uuid>.json
+_STAGED_NAME = re.compile(rf"(\d{{20}})\.{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}\.json")
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def delta_file_uri(location: str, version: int) -> str:
+    return f"{location}/_delta_log/{version:020d}.json"
+
+
+def staged_dir_uri(location: str) -> str:
+    return f"{location}/_delta_log/_staged_commits/"
+
+
+def _check_name(name: object) -> str:
+    if not isinstance(name, str) or not _TABLE_NAME.fullmatch(name):
+        raise InvalidRequest(f"invalid table name {name!r}")
+    return name
+
+
+def check_commit(location: str, commit: RatifiedCommit) -> None:
+    """A well-formed commit for a table at ``location``, else ``InvalidRequest``."""
+    if not _is_int(commit.version) or commit.version < 0:
+        raise InvalidRequest(f"invalid version {commit.version!r}")
+    if (commit.staged_uri is None) == (commit.inline_content is None):
+        raise InvalidRequest("exactly one of staged_uri and inline_content is required")
+    if commit.staged_uri is not None:
+        uri = commit.staged_uri
+        prefix = staged_dir_uri(location)
+        # Directly inside this table's staging directory: no sub-directory, no "..".
+        match = _STAGED_NAME.fullmatch(uri[len(prefix) :]) if isinstance(uri, str) else None
+        if not isinstance(uri, str) or not uri.startswith(prefix) or match is None:
+            raise InvalidRequest(f"not a staged commit of this table: {uri!r}")
+        # The version in the file name is authoritative (RFC "Delta Log Entries").
+        if int(match.group(1)) != commit.version:
+            raise InvalidRequest(f"{uri!r} is not staged for version {commit.version}")
+    elif not isinstance(commit.inline_content, bytes) or not commit.inline_content:
+        raise InvalidRequest("inline_content must be non-empty bytes")
+    ict = commit.in_commit_timestamp
+    if ict is not None and not (_is_int(ict) and ict >= 0):
+        raise InvalidRequest(f"invalid in_commit_timestamp {ict!r}")
+
+
+class ReferenceCatalog:
+    """Catalog-managed tables in a SQLite file shared by threads and processes.
+
+    With ``storage`` given, registration checks that version 0 was written.
+    """
+
+    def __init__(self, db_path: str | Path, warehouse_uri: str, storage: Storage | None = None) -> None:
+        self._store = CatalogStore(db_path)
+        self.warehouse_uri = warehouse_uri.rstrip("/")
+        self._storage = storage
+
+    def close(self) -> None:
+        self._store.close()
+
+    # ------------------------------------------- RFC "Creating and Dropping"
+
+    def create_staging_table(self) -> StagingTable:
+        """Phase 1: a fresh table id and a location no other table has."""
+        table_id = str(uuid.uuid4())
+        location = self._staging_location(table_id)
+        with self._store.write() as tx:
+            tx.insert_table(table_id, location)
+        return StagingTable(table_id, location)
+
+    def register_table(self, name: str, table_id: str) -> TableInfo:
+        """Phase 3: name a staged table whose version 0 exists; 0 counts as published."""
+        _check_name(name)
+        with self._store.read() as tx:
+            row = tx.table(table_id) if isinstance(table_id, str) else None
+        if row is None or row.name is not None:
+            raise InvalidRequest(f"no unregistered staging table {table_id!r}")
+        # Storage I/O happens outside the write transaction: never hold the lock on I/O.
+        if self._storage is not None and not self._storage.exists(delta_file_uri(row.location, 0)):
+            raise InvalidRequest(f"version 0 of {table_id} is not written")
+        with self._store.write() as tx:
+            row = tx.table(table_id)
+            if row is None or row.name is not None:  # registered concurrently
+                raise InvalidRequest(f"table {table_id!r} is already registered")
+            if tx.table_by_name(name) is not None:
+                raise InvalidRequest(f"name {name!r} is taken")
+            tx.register(table_id, name, latest=0, published=0)
+            row = tx.table(table_id)
+        assert row is not None
+        return self._table_info(row)
+
+    # ---------------------------------------------- RFC "Table Discovery"
+
+    def resolve(self, name: str) -> TableInfo:
+        with self._store.read() as tx:
+            row = tx.table_by_name(name) if isinstance(name, str) else None
+        if row is None:
+            raise TableNotFound(name)
+        return self._table_info(row)
+
+    # ---------------------------------------------- RFC "Commit Protocol"
+
+    def commit(
+        self,
+        table_id: str,
+        version: int,
+        *,
+        staged_uri: str | None = None,
+        inline_content: bytes | None = None,
+        in_commit_timestamp: int | None = None,
+        latest_published_version: int | None = None,
+    ) -> None:
+        # Validate everything before touching the store: a bad request changes nothing.
+        with self._store.read() as tx:
+            row = self._registered(tx, table_id)
+        if not _is_int(version) or version < 1:
+            raise InvalidRequest(f"invalid version {version!r}")
+        proposal = RatifiedCommit(version, staged_uri, inline_content, in_commit_timestamp)
+        check_commit(row.location, proposal)
+        published = latest_published_version
+        # Nothing at or above the proposed version can be published yet.
+        if published is not None and not (_is_int(published) and 0 <= published < version):
+            raise InvalidRequest(f"invalid latest_published_version {published!r}")
+        self._ratify(row.table_id, proposal, published)
+
+    def _ratify(self, table_id: str, proposal: RatifiedCommit, published: int | None) -> None:
+        """Check and record in one write transaction: exactly one proposal per version wins."""
+        with self._store.write() as tx:
+            row = tx.table(table_id)
+            assert row is not None
+            self._check_version(row.latest_version, proposal.version)
+            self._write_commit(tx, table_id, proposal)
+            tx.raise_latest(table_id, proposal.version)
+            if published is not None:
+                self._publish(tx, table_id, published)
+
+    def _check_version(self, latest: int, version: int) -> None:
+        """The RFC's "must not ratify v until it has ratified v - 1, and ... at most once"."""
+        if version <= latest:
+            # The RFC encourages telling the loser the latest ratified version.
+            raise CommitConflict(f"version {version} is already ratified", latest_version=latest)
+        if version > latest + 1:
+            raise CommitRejected(f"version {version} would leave a gap after {latest}")
+
+    def _write_commit(self, tx: Tx, table_id: str, commit: RatifiedCommit) -> None:
+        # A plain INSERT: the primary key is a second guard against ratifying twice.
+        tx.insert_commit(table_id, commit)
+
+    # ------------------------------- RFC "Getting Ratified Commits from the Catalog"
+
+    def get_commits(
+        self, table_id: str, start_version: int | None = None, end_version: int | None = None
+    ) -> GetCommitsResponse:
+        for bound in (start_version, end_version):
+            if bound is not None and not (_is_int(bound) and bound >= 0):
+                raise InvalidRequest(f"invalid version bound {bound!r}")
+        if start_version is not None and end_version is not None and start_version > end_version:
+            raise InvalidRequest("start_version > end_version")
+        # One snapshot, so the listing and the latest version agree.
+        with self._store.read() as tx:
+            row = self._registered(tx, table_id)
+            stored = self._stored_commits(tx, table_id)
+        start = 0 if start_version is None else start_version
+        end = row.latest_version if end_version is None else end_version
+        listed = self._select_listing(stored, start, end)
+        return GetCommitsResponse([self._served(c) for c in listed], self._listed_latest(row))
+
+    def _stored_commits(self, tx: Tx, table_id: str) -> list[RatifiedCommit]:
+        """Every commit the catalog still stores for the table, ascending."""
+        return tx.commits(table_id)
+
+    def _select_listing(self, commits: list[RatifiedCommit], start: int, end: int) -> list[RatifiedCommit]:
+        """The stored commits in [start, end], ascending. Because only commits at or below
+        the published mark are ever dropped, this is a contiguous run ending at latest."""
+        return [c for c in commits if start <= c.version <= end]
+
+    def _listed_latest(self, row: TableRow) -> int:
+        """The latest ratified version, authoritative, also when nothing is listed."""
+        return row.latest_version
+
+    def _served(self, commit: RatifiedCommit) -> RatifiedCommit:
+        """A stored commit as readers get it: unchanged (inline content byte for byte)."""
+        return commit
+
+    # ----------------------------------------------- RFC "Publishing Commits"
+
+    def mark_published(self, table_id: str, version: int) -> None:
+        with self._store.write() as tx:
+            row = self._registered(tx, table_id)
+            if not _is_int(version) or not 0 <= version <= row.latest_version:
+                raise InvalidRequest(f"cannot mark version {version!r} published")
+            self._publish(tx, table_id, version)
+
+    def _publish(self, tx: Tx, table_id: str, version: int) -> None:
+        tx.raise_published(table_id, version)  # the mark never goes back
+        row = tx.table(table_id)
+        assert row is not None
+        self._drop_on_publish(tx, table_id, row.latest_published_version)
+
+    def _drop_on_publish(self, tx: Tx, table_id: str, published: int) -> None:
+        """Published commits need not be stored ("Terminology: Commits"); unpublished
+        ones must be, so drop exactly the versions <= the published mark."""
+        tx.delete_commits(table_id, up_to=published)
+
+    # ---------------------------------------- RFC "Maintenance Operations"
+
+    def maintenance_policy(self, table_id: str) -> MaintenancePolicy:
+        with self._store.read() as tx:
+            row = self._existing(tx, table_id)
+        if row.policy_json is None:
+            return MaintenancePolicy()
+        return MaintenancePolicy(allowed=frozenset(json.loads(row.policy_json)["allowed"]))
+
+    def set_maintenance_policy(self, table_id: str, policy: MaintenancePolicy) -> None:
+        """Admin: which maintenance operations clients may run on the table."""
+        unknown = set(policy.allowed) - KNOWN_MAINTENANCE_OPS
+        if unknown:
+            raise InvalidRequest(f"unknown maintenance operations {sorted(unknown)}")
+        with self._store.write() as tx:
+            self._existing(tx, table_id)
+            tx.set_policy(table_id, json.dumps({"allowed": sorted(policy.allowed)}))
+
+    # ---------------------------------------------------------- seeding
+
+    def import_table(
+        self,
+        name: str,
+        location: str,
+        latest_version: int,
+        commits: list[RatifiedCommit],
+        latest_published_version: int = -1,
+    ) -> TableInfo:
+        """Admin: register an existing table with a given catalog state (reader scenarios).
+
+        ``commits`` are the stored ratified commits: contiguous, ascending, ending at
+        ``latest_version``. With a published mark >= 0 they must cover every version
+        above it (the catalog may not have lost an unpublished commit); -1 = unknown.
+        """
+        _check_name(name)
+        if not isinstance(location, str) or not location:
+            raise InvalidRequest(f"invalid location {location!r}")
+        latest, published = latest_version, latest_published_version
+        if not _is_int(latest) or latest < 0:
+            raise InvalidRequest(f"invalid latest_version {latest!r}")
+        if not _is_int(published) or not -1 <= published <= latest:
+            raise InvalidRequest(f"invalid latest_published_version {published!r}")
+        for commit in commits:
+            check_commit(location, commit)
+        versions = [c.version for c in commits]
+        if versions and versions != list(range(latest - len(versions) + 1, latest + 1)):
+            raise InvalidRequest(f"commits {versions} are not contiguous up to {latest}")
+        first_stored = versions[0] if versions else latest + 1
+        if published >= 0 and first_stored > published + 1:
+            raise InvalidRequest("unpublished versions are missing from commits")
+        table_id = str(uuid.uuid4())
+        with self._store.write() as tx:
+            if tx.table_by_name(name) is not None:
+                raise InvalidRequest(f"name {name!r} is taken")
+            tx.insert_table(table_id, location, name=name, latest=latest, published=published)
+            for commit in commits:
+                tx.insert_commit(table_id, commit)
+            row = tx.table(table_id)
+        assert row is not None
+        return self._table_info(row)
+
+    # ---------------------------------------------------------- helpers
+
+    def _staging_location(self, table_id: str) -> str:
+        """A location derived from the unique table id, hence unique."""
+        return f"{self.warehouse_uri}/tables/{table_id}"
+
+    def _table_info(self, row: TableRow) -> TableInfo:
+        """Name resolution result: the storage location and "catalog-managed"."""
+        assert row.name is not None
+        return TableInfo(row.table_id, row.name, row.location, catalog_managed=True)
+
+    @staticmethod
+    def _existing(tx: Tx, table_id: str) -> TableRow:
+        row = tx.table(table_id) if isinstance(table_id, str) else None
+        if row is None:
+            raise TableNotFound(table_id)
+        return row
+
+    @classmethod
+    def _registered(cls, tx: Tx, table_id: str) -> TableRow:
+        row = cls._existing(tx, table_id)
+        if row.name is None:
+            raise InvalidRequest(f"table {table_id} is staged but not registered")
+        return row

@@ -1,0 +1,260 @@
+"""Faulty variants of the reference catalog, one broken behaviour each.
+
+Each variant overrides one hook of ``ReferenceCatalog`` (two where the correct
+code has two guards for the same rule); everything else stays correct.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from conformance.targets.contract import (
+    CommitConflict,
+    CommitRejected,
+    MaintenancePolicy,
+    RatifiedCommit,
+    Storage,
+    TableInfo,
+)
+from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.catalog.store import TableRow, Tx
+from reference_impl.faults.registry import fault
+
+
+@fault(
+    "accept-gap",
+    "catalog",
+    breaks=("CAT-RATIFY-SEQUENTIAL",),
+    description="Ratifies version v even when v-1 is not ratified.",
+)
+class AcceptGap(ReferenceCatalog):
+    def _check_version(self, latest: int, version: int) -> None:
+        if version <= latest:
+            raise CommitConflict("taken", latest_version=latest)
+
+
+@fault(
+    "ratify-twice",
+    "catalog",
+    breaks=("CAT-RATIFY-ONCE",),
+    description="A later proposal for an already ratified version overwrites it.",
+)
+class RatifyTwice(ReferenceCatalog):
+    def _check_version(self, latest: int, version: int) -> None:
+        if version > latest + 1:
+            raise CommitRejected("gap")
+
+    def _write_commit(self, tx: Tx, table_id: str, commit: RatifiedCommit) -> None:
+        tx.insert_commit(table_id, commit, replace=True)
+
+
+@fault(
+    "racy-ratify",
+    "catalog",
+    breaks=("CAT-RATIFY-RACE",),
+    description="Check-then-act outside one transaction: concurrent proposers can all win.",
+)
+class RacyRatify(ReferenceCatalog):
+    def _ratify(self, table_id: str, proposal: RatifiedCommit, published: int | None) -> None:
+        with self._store.read() as tx:
+            row = tx.table(table_id)
+        assert row is not None
+        time.sleep(0.002)  # widen the window between the check and the act
+        self._check_version(row.latest_version, proposal.version)  # decided on a stale read
+        with self._store.write() as tx:
+            tx.insert_commit(table_id, proposal, replace=True)
+            tx.raise_latest(table_id, proposal.version)
+            if published is not None:
+                self._publish(tx, table_id, published)
+
+
+@fault(
+    "conflict-without-latest",
+    "catalog",
+    breaks=("CAT-CONFLICT-LATEST",),
+    description="Version conflicts do not say the latest ratified version.",
+)
+class ConflictWithoutLatest(ReferenceCatalog):
+    def _check_version(self, latest: int, version: int) -> None:
+        try:
+            super()._check_version(latest, version)
+        except CommitConflict:
+            raise CommitConflict("taken", latest_version=None) from None
+
+
+@fault(
+    "forget-unpublished",
+    "catalog",
+    breaks=("CAT-RETAIN-UNPUBLISHED",),
+    description="Keeps only the newest two stored commits, published or not.",
+)
+class ForgetUnpublished(ReferenceCatalog):
+    def _write_commit(self, tx: Tx, table_id: str, commit: RatifiedCommit) -> None:
+        super()._write_commit(tx, table_id, commit)
+        tx.delete_commits(table_id, up_to=commit.version - 2)
+
+
+@fault(
+    "mutate-inline",
+    "catalog",
+    breaks=("CAT-INLINE-COMMITS",),
+    description="Serves inline commit content altered (trailing newline stripped or added).",
+)
+class MutateInline(ReferenceCatalog):
+    def _served(self, commit: RatifiedCommit) -> RatifiedCommit:
+        content = commit.inline_content
+        if content is None:
+            return commit
+        altered = content[:-1] if content.endswith(b"\n") else content + b"\n"
+        return RatifiedCommit(commit.version, None, altered, commit.in_commit_timestamp)
+
+
+@fault(
+    "list-descending",
+    "catalog",
+    breaks=("CAT-LIST-ASCENDING",),
+    description="Lists ratified commits newest first.",
+)
+class ListDescending(ReferenceCatalog):
+    def _select_listing(self, commits: list[RatifiedCommit], start: int, end: int) -> list[RatifiedCommit]:
+        return super()._select_listing(commits, start, end)[::-1]
+
+
+@fault(
+    "list-gappy",
+    "catalog",
+    breaks=("CAT-LIST-CONTIGUOUS",),
+    description="Leaves a middle commit out of listings of three or more.",
+)
+class ListGappy(ReferenceCatalog):
+    def _select_listing(self, commits: list[RatifiedCommit], start: int, end: int) -> list[RatifiedCommit]:
+        listed = super()._select_listing(commits, start, end)
+        if len(listed) >= 3:
+            del listed[len(listed) // 2]
+        return listed
+
+
+@fault(
+    "list-ignores-range",
+    "catalog",
+    breaks=("CAT-LIST-RANGE",),
+    description="Lists every stored commit whatever range was asked.",
+)
+class ListIgnoresRange(ReferenceCatalog):
+    def _select_listing(self, commits: list[RatifiedCommit], start: int, end: int) -> list[RatifiedCommit]:
+        return list(commits)
+
+
+@fault(
+    "stale-latest",
+    "catalog",
+    breaks=("CAT-LIST-LATEST",),
+    description="Listings report the version before the latest ratified one.",
+)
+class StaleLatest(ReferenceCatalog):
+    def _listed_latest(self, row: TableRow) -> int:
+        return row.latest_version - 1
+
+
+@fault(
+    "lists-rejected",
+    "catalog",
+    breaks=("CAT-LIST-RATIFIED-ONLY",),
+    description="Remembers refused proposals and lists them as ratified commits.",
+)
+class ListsRejected(ReferenceCatalog):
+    # Kept in the same database so every instance on the file sees them.
+    _TABLE = "fault_refused_proposals"
+
+    def __init__(self, db_path: str | Path, warehouse_uri: str, storage: Storage | None = None) -> None:
+        super().__init__(db_path, warehouse_uri, storage)
+        with self._store.write() as tx:
+            tx.conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {self._TABLE} (table_id TEXT, version INTEGER,"
+                " staged_uri TEXT, inline_content BLOB, in_commit_timestamp INTEGER)"
+            )
+
+    def _ratify(self, table_id: str, proposal: RatifiedCommit, published: int | None) -> None:
+        try:
+            super()._ratify(table_id, proposal, published)
+        except (CommitConflict, CommitRejected):
+            with self._store.write() as tx:
+                tx.conn.execute(
+                    f"INSERT INTO {self._TABLE} VALUES (?, ?, ?, ?, ?)",
+                    (
+                        table_id,
+                        proposal.version,
+                        proposal.staged_uri,
+                        proposal.inline_content,
+                        proposal.in_commit_timestamp,
+                    ),
+                )
+            raise
+
+    def _stored_commits(self, tx: Tx, table_id: str) -> list[RatifiedCommit]:
+        refused = tx.conn.execute(
+            f"SELECT version, staged_uri, inline_content, in_commit_timestamp FROM {self._TABLE}"
+            " WHERE table_id = ?",
+            (table_id,),
+        ).fetchall()
+        extra = [RatifiedCommit(v, uri, None if b is None else bytes(b), ict) for v, uri, b, ict in refused]
+        return sorted(super()._stored_commits(tx, table_id) + extra, key=lambda c: c.version)
+
+
+@fault(
+    "forget-above-published",
+    "catalog",
+    breaks=("CAT-FORGET-PUBLISHED-ONLY",),
+    description="Publishing up to b also drops the unpublished commit b+1.",
+)
+class ForgetAbovePublished(ReferenceCatalog):
+    def _drop_on_publish(self, tx: Tx, table_id: str, published: int) -> None:
+        super()._drop_on_publish(tx, table_id, published + 1)
+
+
+@fault(
+    "resolve-unmanaged",
+    "catalog",
+    breaks=("CAT-RESOLVE-MANAGED",),
+    description="Name resolution says the table is not catalog-managed.",
+)
+class ResolveUnmanaged(ReferenceCatalog):
+    def _table_info(self, row: TableRow) -> TableInfo:
+        info = super()._table_info(row)
+        return TableInfo(info.table_id, info.name, info.location, catalog_managed=False)
+
+
+@fault(
+    "resolve-wrong-location",
+    "catalog",
+    breaks=("CAT-RESOLVE-LOCATION",),
+    description="Name resolution returns a location other than the table's.",
+)
+class ResolveWrongLocation(ReferenceCatalog):
+    def _table_info(self, row: TableRow) -> TableInfo:
+        info = super()._table_info(row)
+        return TableInfo(info.table_id, info.name, f"{self.warehouse_uri}/moved/{row.table_id}", True)
+
+
+@fault(
+    "shared-staging-location",
+    "catalog",
+    breaks=("CAT-STAGING-UNIQUE",),
+    description="Every staging table gets the same location.",
+)
+class SharedStagingLocation(ReferenceCatalog):
+    def _staging_location(self, table_id: str) -> str:
+        return f"{self.warehouse_uri}/tables/staging"
+
+
+@fault(
+    "bad-maintenance-policy",
+    "catalog",
+    breaks=("CAT-MAINTENANCE-POLICY",),
+    description="The maintenance policy names an operation that does not exist.",
+)
+class BadMaintenancePolicy(ReferenceCatalog):
+    def maintenance_policy(self, table_id: str) -> MaintenancePolicy:
+        policy = super().maintenance_policy(table_id)
+        return MaintenancePolicy(allowed=policy.allowed | {"optimize-everything"})

@@ -1,0 +1,296 @@
+"""Faulty variants of the reference Delta client: each overrides one hook of ``ReferenceClient``
+(writer side) or of its ``LogReader`` (reader side, plugged in with ``reader_class``)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from dataclasses import replace
+
+from conformance.targets.contract import (
+    FileInfo,
+    GetCommitsResponse,
+    MaintenanceOp,
+    RatifiedCommit,
+    TableInfo,
+)
+from reference_impl.delta import actions as act
+from reference_impl.delta.actions import Action, InvalidCommitError, decode_commit
+from reference_impl.delta.cleanup import cut_off_checkpoint, files_to_delete, log_files, plan_cleanup
+from reference_impl.delta.client import ReferenceClient
+from reference_impl.delta.log_paths import delta_uri, staged_dir
+from reference_impl.delta.snapshot import CommitRef, LogReader, LogSegment, listed_log_files
+from reference_impl.faults.registry import fault
+
+# ====================================================================== writer: commit content
+
+
+@fault("reader-feature-missing", "client", ("WRT-PROTOCOL-VERSIONS",),
+       "catalogManaged is only listed in writerFeatures, not in readerFeatures.")
+class ReaderFeatureMissing(ReferenceClient):
+    def _protocol_action(self) -> Action:
+        return act.protocol_action(reader_features=[act.VACUUM_PROTOCOL_CHECK])
+
+
+@fault("ict-disabled", "client", ("WRT-ICT-ENABLED",),
+       "delta.enableInCommitTimestamps is not set in the table configuration.")
+class IctDisabled(ReferenceClient):
+    def _metadata_configuration(self) -> dict[str, str]:
+        return {}
+
+
+@fault("commitinfo-last", "client", ("WRT-COMMITINFO-FIRST",),
+       "commitInfo is written as the last action of each commit.")
+class CommitInfoLast(ReferenceClient):
+    def _order_actions(self, actions: list[Action]) -> list[Action]:
+        return [a for a in actions if "commitInfo" not in a] + [a for a in actions if "commitInfo" in a]
+
+
+@fault("frozen-ict", "client", ("WRT-ICT-MONOTONIC",),
+       "Every commit reuses the in-commit timestamp of the table's creation.")
+class FrozenIct(ReferenceClient):
+    _frozen: int | None = None
+
+    def _next_ict(self, previous: int | None) -> int:
+        if self._frozen is None:
+            self._frozen = super()._next_ict(previous)
+        return self._frozen
+
+
+@fault("missing-txnid", "client", ("WRT-TXNID",), "commitInfo has no txnId.")
+class MissingTxnId(ReferenceClient):
+    def _txn_id(self) -> str | None:
+        return None
+
+
+@fault("repeated-txnid", "client", ("WRT-TXNID-UNIQUE",),
+       "One txnId per client instance, repeated in every commit it writes.")
+class RepeatedTxnId(ReferenceClient):
+    _fixed: str | None = None
+
+    def _txn_id(self) -> str | None:
+        if self._fixed is None:
+            self._fixed = super()._txn_id()
+        return self._fixed
+
+
+# ====================================================================== writer: proposing
+
+
+@fault("unpadded-staged-name", "client", ("WRT-STAGED-NAME",),
+       "Staged commit names carry the version without zero-padding.")
+class UnpaddedStagedName(ReferenceClient):
+    def _staged_uri(self, location: str, version: int) -> str:
+        return f"{staged_dir(location)}/{version}.{uuid.uuid4()}.json"
+
+
+@fault("staged-json-array", "client", ("WRT-STAGED-FORMAT",),
+       "A staged commit is one JSON array of actions instead of one action per line.")
+class StagedJsonArray(ReferenceClient):
+    def _encode(self, actions: list[Action]) -> bytes:
+        return json.dumps(actions).encode() + b"\n"
+
+
+@fault("reuse-staged-file", "client", ("WRT-STAGED-NO-REUSE",),
+       "After a conflict the staged file of the lost attempt is proposed again for the next version.")
+class ReuseStagedFile(ReferenceClient):
+    def _stage(self, location: str, version: int, content: bytes, previous: str | None) -> str:
+        return previous if previous is not None else super()._stage(location, version, content, None)
+
+
+@fault("filesystem-commit", "client", ("WRT-NO-FILESYSTEM-COMMIT",),
+       "Writes _delta_log/<v>.json put-if-absent before proposing v to the catalog.")
+class FilesystemCommit(ReferenceClient):
+    def _before_propose(self, table: TableInfo, version: int, content: bytes) -> None:
+        with contextlib.suppress(FileExistsError):
+            self.storage.put(delta_uri(table.location, version), content, if_absent=True)
+
+
+# ====================================================================== writer: publishing
+
+
+@fault("publish-out-of-order", "client", ("WRT-PUBLISH-ORDER",), "Publishes the newest commit first.")
+class PublishOutOfOrder(ReferenceClient):
+    def _publish_order(self, versions: list[int]) -> list[int]:
+        return sorted(versions, reverse=True)
+
+
+@fault("publish-rewrites", "client", ("WRT-PUBLISH-IDENTICAL",),
+       "Publishing re-serialises the commit (sorted keys, other spacing) instead of copying its bytes.")
+class PublishRewrites(ReferenceClient):
+    def _published_bytes(self, content: bytes) -> bytes:
+        lines = [json.dumps(a, sort_keys=True, separators=(", ", ": ")) for a in decode_commit(content)]
+        return "".join(line + "\n" for line in lines).encode()
+
+
+# ====================================================================== writer: maintenance
+
+
+@fault("checkpoint-unpublished", "client", ("WRT-CHECKPOINT-PUBLISHED",),
+       "Checkpoints the latest ratified version even when it is not published.")
+class CheckpointUnpublished(ReferenceClient):
+    def _checkpoint_version(self, seg: LogSegment) -> int | None:
+        return seg.latest_version
+
+
+@fault("compact-unpublished", "client", ("WRT-COMPACTION-PUBLISHED",),
+       "Compacts any ratified range, published or not.")
+class CompactUnpublished(ReferenceClient):
+    def _compaction_allowed(self, seg: LogSegment, start: int, end: int) -> bool:
+        return 0 <= start <= end and all(v in seg.commits for v in range(start, end + 1))
+
+
+@fault("ignore-maintenance-policy", "client", ("WRT-MAINTENANCE-POLICY",),
+       "Runs maintenance without consulting the catalog's policy.")
+class IgnoreMaintenancePolicy(ReferenceClient):
+    def _policy_allows(self, table_id: str, op: MaintenanceOp) -> bool:
+        return True
+
+
+@fault("cleanup-without-checkpoint", "client", ("WRT-CLEANUP-NEEDS-CHECKPOINT",),
+       "Without a checkpoint at or before the cut-off, cleans up as if there were one at the cut-off.")
+class CleanupWithoutCheckpoint(ReferenceClient):
+    def _cleanup_plan(self, uris: list[str], cutoff_version: int) -> list[str]:
+        files = log_files(uris)
+        cp = cut_off_checkpoint(files, cutoff_version)
+        return files_to_delete(files, cutoff_version if cp is None else cp)
+
+
+@fault("cleanup-drops-after-checkpoint", "client", ("WRT-CLEANUP-KEEPS",),
+       "Also deletes the published commits after the cut-off checkpoint up to the cut-off version.")
+class CleanupDropsAfterCheckpoint(ReferenceClient):
+    def _cleanup_plan(self, uris: list[str], cutoff_version: int) -> list[str]:
+        files = log_files(uris)
+        cp = cut_off_checkpoint(files, cutoff_version)
+        if cp is None:
+            return []
+        extra = [f.uri for f in files if f.kind == "delta" and cp < f.version <= cutoff_version]
+        return sorted(set(files_to_delete(files, cp)) | set(extra))
+
+
+@fault("cleanup-above-cutoff", "client", ("WRT-CLEANUP-STAGED-ABOVE",),
+       "Deletes every staged commit, also those above the cut-off checkpoint.")
+class CleanupAboveCutoff(ReferenceClient):
+    def _cleanup_plan(self, uris: list[str], cutoff_version: int) -> list[str]:
+        files = log_files(uris)
+        cp = cut_off_checkpoint(files, cutoff_version)
+        if cp is None:
+            return []
+        return sorted(set(files_to_delete(files, cp)) | {f.uri for f in files if f.kind == "staged"})
+
+
+@fault("cleanup-keeps-staged", "client", ("WRT-CLEANUP-STAGED-BELOW",),
+       "Never deletes staged commits.")
+class CleanupKeepsStaged(ReferenceClient):
+    def _cleanup_plan(self, uris: list[str], cutoff_version: int) -> list[str]:
+        staged = {f.uri for f in log_files(uris) if f.kind == "staged"}
+        return [u for u in plan_cleanup(uris, cutoff_version) if u not in staged]
+
+
+@fault("cleanup-keeps-compactions", "client", ("WRT-CLEANUP-COMPACTION",),
+       "Never deletes log compaction files.")
+class CleanupKeepsCompactions(ReferenceClient):
+    def _cleanup_plan(self, uris: list[str], cutoff_version: int) -> list[str]:
+        compactions = {f.uri for f in log_files(uris) if f.kind == "compaction"}
+        return [u for u in plan_cleanup(uris, cutoff_version) if u not in compactions]
+
+
+# ====================================================================== discovery
+
+
+@fault("guess-location", "client", ("WRT-DISCOVERY", "RDR-DISCOVERY"),
+       "Uses <parent of the resolved location>/<name> as the table location instead of the resolved one.")
+class GuessLocation(ReferenceClient):
+    def _table(self, name: str) -> TableInfo:
+        info = super()._table(name)  # only for the table id
+        parent = info.location.rstrip("/").rsplit("/", 1)[0]
+        return replace(info, location=f"{parent}/{name}")
+
+
+# ====================================================================== readers
+
+
+class _FilesystemReader(LogReader):
+    def _ratified_commits(self, table_id: str, listing: list[FileInfo]) -> GetCommitsResponse:
+        published = [lf.version for lf, _ in listed_log_files(listing) if lf.kind == "delta"]
+        return GetCommitsResponse([], max(published, default=-1))
+
+
+@fault("filesystem-reader", "client", ("RDR-UNPUBLISHED",),
+       "Never asks the catalog for commits: reads only published files, up to the newest one.")
+class FilesystemReader(ReferenceClient):
+    reader_class = _FilesystemReader
+
+
+class _PreferPublishedReader(LogReader):
+    def _pick_commit(self, ratified: CommitRef | None, published: CommitRef | None) -> CommitRef | None:
+        return published if published is not None else ratified
+
+
+@fault("prefer-published", "client", ("RDR-CATALOG-PRECEDENCE",),
+       "Uses the published file of a version even when the catalog supplies that commit.")
+class PreferPublished(ReferenceClient):
+    reader_class = _PreferPublishedReader
+
+
+class _ReadPastLatestReader(LogReader):
+    def _ratified_commits(self, table_id: str, listing: list[FileInfo]) -> GetCommitsResponse:
+        resp = super()._ratified_commits(table_id, listing)
+        published = [lf.version for lf, _ in listed_log_files(listing) if lf.kind == "delta"]
+        return replace(resp, latest_version=max([resp.latest_version, *published]))
+
+
+@fault("read-past-latest", "client", ("RDR-IGNORE-ABOVE-LATEST",),
+       "Also uses published files above the catalog's latest ratified version.")
+class ReadPastLatest(ReferenceClient):
+    reader_class = _ReadPastLatestReader
+
+
+class _TrustStagedReader(LogReader):
+    def _ratified_commits(self, table_id: str, listing: list[FileInfo]) -> GetCommitsResponse:
+        """Treats the newest parseable staged file of each version the catalog did not supply
+        as ratified, also above the catalog's latest version."""
+        resp = super()._ratified_commits(table_id, listing)
+        supplied = {c.version for c in resp.commits}
+        guessed: dict[int, RatifiedCommit] = {}
+        entries = listed_log_files(listing)
+        staged = [(fi.mtime_ms, lf.uri, lf.version) for lf, fi in entries if lf.kind == "staged"]
+        for _mtime, uri, version in sorted(staged, reverse=True):  # newest first
+            if version in supplied or version in guessed:
+                continue
+            try:
+                decode_commit(self.storage.get(uri))
+            except (InvalidCommitError, FileNotFoundError):
+                continue
+            guessed[version] = RatifiedCommit(version, staged_uri=uri)
+        commits = sorted([*resp.commits, *guessed.values()], key=lambda c: c.version)
+        return GetCommitsResponse(commits, max([resp.latest_version, *guessed]))
+
+
+@fault("trust-staged-files", "client", ("RDR-IGNORE-UNRATIFIED", "RDR-RFC-EXAMPLE"),
+       "Interprets _staged_commits itself: the newest parseable staged file of a version counts as ratified.")
+class TrustStagedFiles(ReferenceClient):
+    reader_class = _TrustStagedReader
+
+
+class _CatalogOnlyReader(LogReader):
+    def _list_log(self, location: str) -> list[FileInfo]:
+        return []
+
+
+@fault("catalog-only-reader", "client", ("RDR-LIST-FALLBACK",),
+       "Never lists _delta_log: only the catalog's commits are used.")
+class CatalogOnlyReader(ReferenceClient):
+    reader_class = _CatalogOnlyReader
+
+
+class _MtimeReader(LogReader):
+    def _commit_timestamp(self, ref: CommitRef, actions: list[Action]) -> int:
+        return ref.mtime_ms if ref.mtime_ms is not None else super()._commit_timestamp(ref, actions)
+
+
+@fault("mtime-time-travel", "client", ("RDR-TIME-TRAVEL-ICT",),
+       "Time travel by timestamp uses file modification times instead of in-commit timestamps.")
+class MtimeTimeTravel(ReferenceClient):
+    reader_class = _MtimeReader

@@ -1,0 +1,44 @@
+"""Registry of deliberately faulty variants of the reference implementation.
+
+Each variant breaks exactly one behaviour; ``breaks`` names the requirement IDs
+whose checks must catch it (asserted by the self-test).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Literal
+
+Side = Literal["catalog", "client"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    side: Side
+    description: str
+    breaks: tuple[str, ...]
+    # For side="catalog": a subclass of ReferenceCatalog; for "client": of ReferenceClient.
+    cls: Callable[..., object]
+
+
+FAULTS: dict[str, Fault] = {}
+
+
+def fault(name: str, side: Side, breaks: tuple[str, ...], description: str) -> Callable[[type], type]:
+    """Class decorator registering a faulty variant."""
+
+    def register(cls: type) -> type:
+        if name in FAULTS:
+            raise ValueError(f"duplicate fault {name}")
+        FAULTS[name] = Fault(name, side, description, breaks, cls)
+        return cls
+
+    return register
+
+
+def all_faults() -> dict[str, Fault]:
+    # Importing the modules registers their variants.
+    from reference_impl.faults import catalog_faults, client_faults  # noqa: F401
+
+    return dict(sorted(FAULTS.items()))
