@@ -12,7 +12,7 @@ import json
 import re
 import shlex
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from conformance.report.outcomes import (
     NA_PREFIX,
     PRODUCT_FAULTS,
     Outcome,
+    Violation,
 )
 from conformance.report.results import CheckResult, RunSummary
 from conformance.requirements import Requirement, load_all, profiles
@@ -132,12 +133,17 @@ def ref_catalog(lakecert: RunContext, transcript: Transcript) -> RecordingCatalo
 
 
 @pytest.fixture
-def client(lakecert: RunContext, ref_catalog: RecordingCatalog, storage: RecordingStorage,
-           transcript: Transcript) -> Iterator[RecordingClient]:
-    """A fresh client under test, bound to the recording reference catalog and storage."""
+def client_factory(lakecert: RunContext, ref_catalog: RecordingCatalog, storage: RecordingStorage,
+                   transcript: Transcript) -> Callable[[], RecordingClient]:
+    """Builds clients under test, bound to the recording reference catalog and storage."""
     env = replace(lakecert.env, storage=storage)
-    inner = lakecert.target.make_client(ref_catalog, env)
-    yield RecordingClient(inner, transcript)
+    return lambda: RecordingClient(lakecert.target.make_client(ref_catalog, env), transcript)
+
+
+@pytest.fixture
+def client(client_factory: Callable[[], RecordingClient]) -> RecordingClient:
+    """A fresh client under test."""
+    return client_factory()
 
 
 @pytest.fixture
@@ -194,6 +200,7 @@ def _reproducer(item: pytest.Item, ctx: RunContext, transcript: Transcript) -> d
         "config": ctx.config.redacted(),
         "seed": ctx.config.seed,
         "schedule": transcript.notes,
+        "steps": getattr(item, "_lakecert_steps", []),
         "transcript": transcript.to_json(),
         "rerun": shlex.join(rerun),
     }
@@ -207,12 +214,19 @@ def _outcome(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo
         return Outcome.PASS
     if report.skipped:
         return Outcome.NOT_APPLICABLE
-    if report.when != "call" or call.excinfo is None:
+    # A target that cannot do what a check needs in its setup fails the check too.
+    if report.when == "teardown" or call.excinfo is None:
         return Outcome.ERROR
     if not isinstance(call.excinfo.value, PRODUCT_FAULTS):
         return Outcome.ERROR
-    levels = {load_all()[i].level for i in _req_ids(item)}
+    levels = {load_all()[i].level for i in _violated(item, call) or _req_ids(item)}
     return Outcome.FAIL if "MUST" in levels else Outcome.WARN
+
+
+def _violated(item: pytest.Item, call: pytest.CallInfo[None]) -> list[str]:
+    exc = call.excinfo.value if call.excinfo is not None else None
+    rid = exc.requirement if isinstance(exc, Violation) else None
+    return [rid] if rid in _req_ids(item) else []
 
 
 def _message(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
@@ -233,6 +247,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     final = report.when == "teardown" or (report.when == "setup" and not report.passed)
     if report.when == "call" or (report.when == "setup" and not report.passed):
         item._lakecert_outcome = (_outcome(item, report, call), _message(report, call))  # type: ignore[attr-defined]
+        item._lakecert_violated = _violated(item, call)  # type: ignore[attr-defined]
+        # Hypothesis puts the shrunk schedule ("Falsifying example: ...") in the exception's notes.
+        exc = call.excinfo.value if call.excinfo is not None else None
+        item._lakecert_steps = list(getattr(exc, "__notes__", []))  # type: ignore[attr-defined]
     if report.when == "teardown" and report.failed:
         # A check that broke while cleaning up says nothing reliable about the product.
         item._lakecert_outcome = (Outcome.ERROR, _message(report, call))  # type: ignore[attr-defined]
@@ -241,7 +259,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         started = getattr(item, "_lakecert_started", time.time())
         item.config.stash[RESULTS_KEY].append(CheckResult(
             item.nodeid, _req_ids(item), status, message, time.time() - started,
-            getattr(item, "_lakecert_reproducer", None)))
+            getattr(item, "_lakecert_reproducer", None), getattr(item, "_lakecert_violated", [])))
         report.user_properties.append(("lakecert_status", status.value))
 
 

@@ -6,7 +6,6 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
@@ -15,7 +14,15 @@ from reference_impl.storage import LocalStorage, RoutingStorage, S3Storage, make
 from reference_impl.storage.local import path_to_uri, uri_to_path
 
 BUCKET = "lakecert-test"
-CREDS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+
+
+def s3_storage(endpoint: str) -> S3Storage:
+    return S3Storage(
+        endpoint_url=endpoint,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +31,7 @@ def s3_endpoint() -> Iterator[str]:
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
-    boto3.session.Session().client("s3", endpoint_url=endpoint, **CREDS).create_bucket(Bucket=BUCKET)
+    s3_storage(endpoint).client.create_bucket(Bucket=BUCKET)
     yield endpoint
     server.stop()
 
@@ -35,7 +42,7 @@ def root(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Storage, str]:
     if request.param == "file":
         return LocalStorage(), path_to_uri(tmp_path / "root")
     endpoint = request.getfixturevalue("s3_endpoint")
-    return S3Storage(endpoint_url=endpoint, **CREDS), f"s3://{BUCKET}/{tmp_path.name}"
+    return s3_storage(endpoint), f"s3://{BUCKET}/{tmp_path.name}"
 
 
 def race(n: int, attempt: Callable[[int], None]) -> list[int]:
@@ -86,7 +93,11 @@ def test_put_if_absent_race_has_one_winner(root: tuple[Storage, str]) -> None:
     storage, base = root
     for key in range(3):
         uri = f"{base}/race/{key}.json"
-        winners = race(8, lambda i, uri=uri: storage.put(uri, f"writer {i}".encode() * 100, if_absent=True))
+
+        def put(i: int, uri: str = uri) -> None:
+            storage.put(uri, f"writer {i}".encode() * 100, if_absent=True)
+
+        winners = race(8, put)
         assert len(winners) == 1
         assert storage.get(uri) == f"writer {winners[0]}".encode() * 100
 
@@ -150,12 +161,14 @@ def test_local_put_if_absent_leaves_no_temp_files(tmp_path: Path) -> None:
 
 
 def test_s3_missing_bucket_lists_empty(s3_endpoint: str) -> None:
-    storage = S3Storage(endpoint_url=s3_endpoint, **CREDS)
+    storage = s3_storage(s3_endpoint)
     assert storage.list("s3://no-such-bucket-here/x") == []
 
 
 def test_routing_by_scheme(s3_endpoint: str, tmp_path: Path) -> None:
-    storage = make_storage(s3_endpoint, **CREDS)
+    storage = make_storage(
+        s3_endpoint, aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
+    )
     local_uri = path_to_uri(tmp_path / "a.json")
     s3_uri = f"s3://{BUCKET}/routing/a.json"
     storage.put(local_uri, b"local")

@@ -36,8 +36,17 @@ ALLURE_SEVERITY = {"MUST": "critical", "SHOULD": "normal", "MAY": "minor"}
 
 NA_PREFIX = "NOT_APPLICABLE: "
 
-# Exceptions raised while a check runs that mean the product is wrong (not the suite).
-PRODUCT_FAULTS = (AssertionError, CatalogError, TargetRaised, NotSupported)
+# Exceptions raised while a check runs that mean the product is wrong (not the suite);
+# pytest.fail.Exception is what `pytest.raises` throws when the target did not raise.
+PRODUCT_FAULTS = (AssertionError, pytest.fail.Exception, CatalogError, TargetRaised, NotSupported)
+
+
+class Violation(AssertionError):
+    """A failed assertion of a check that covers several requirements, naming the one broken."""
+
+    def __init__(self, requirement: str, message: str) -> None:
+        super().__init__(f"[{requirement}] {message}")
+        self.requirement = requirement
 
 
 def not_applicable(reason: str) -> NoReturn:

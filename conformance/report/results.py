@@ -21,11 +21,17 @@ class CheckResult:
     message: str = ""
     duration_s: float = 0.0
     reproducer: str | None = None
+    violated: list[str] = field(default_factory=list)  # for FAIL/WARN: the requirements actually broken
+
+    @property
+    def judged(self) -> list[str]:
+        """The requirements this result speaks for."""
+        return self.violated if self.status in (Outcome.FAIL, Outcome.WARN) and self.violated else self.requirements
 
     def to_json(self) -> dict[str, Any]:
         return {"test": self.test, "requirements": self.requirements, "status": self.status.value,
                 "message": self.message, "duration_s": round(self.duration_s, 4),
-                "reproducer": self.reproducer}
+                "reproducer": self.reproducer, "violated": self.violated}
 
 
 def requirement_outcome(req: Requirement, check_outcomes: list[Outcome]) -> Outcome:
@@ -50,7 +56,7 @@ class RunSummary:
     def __post_init__(self) -> None:
         by_req: dict[str, list[Outcome]] = {rid: [] for rid in self.requirements}
         for r in self.results:
-            for rid in r.requirements:
+            for rid in r.judged:
                 if rid in by_req:
                     by_req[rid].append(r.status)
         self.statuses = {rid: requirement_outcome(self.requirements[rid], outs) for rid, outs in by_req.items()}
@@ -84,7 +90,7 @@ class RunSummary:
     def to_json(self) -> dict[str, Any]:
         return {"test": self.test, "requirements": self.requirements, "status": self.status.value,
                 "message": self.message, "duration_s": round(self.duration_s, 4),
-                "reproducer": self.reproducer}
+                "reproducer": self.reproducer, "violated": self.violated}
 
 
 def requirement_outcome(req: Requirement, check_outcomes: list[Outcome]) -> Outcome:
@@ -109,7 +115,7 @@ class RunSummary:
     def __post_init__(self) -> None:
         by_req: dict[str, list[Outcome]] = {rid: [] for rid in self.requirements}
         for r in self.results:
-            for rid in r.requirements:
+            for rid in r.judged:
                 if rid in by_req:
                     by_req[rid].append(r.status)
         self.statuses = {rid: requirement_outcome(self.requirements[rid], outs) for rid, outs in by_req.items()}

@@ -20,7 +20,7 @@ DEFAULTS: dict[str, Any] = {
     "profiles": None,  # None: every Delta profile the target has sides for
     "seed": 20261122,
     "race": {"proposers": 8, "repeats": 5},
-    "model": {"examples": 30, "steps": 40},
+    "model": {"examples": 20, "steps": 20},
     "storage": {"kind": "local"},
     "targets": {},
 }

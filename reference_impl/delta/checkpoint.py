@@ -77,7 +77,7 @@ def encode_checkpoint(actions: Sequence[Action]) -> bytes:
         rows.append({k: action[k]})
     table = pa.Table.from_pylist(rows, schema=CHECKPOINT_SCHEMA)
     buf = io.BytesIO()
-    pq.write_table(table, buf)
+    pq.write_table(table, buf, store_schema=False)  # Delta readers need no Arrow schema blob
     return buf.getvalue()
 
 

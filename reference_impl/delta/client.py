@@ -3,8 +3,8 @@
 Every rule lives in a small hook method (underscore names below) so that each faulty
 variant in ``reference_impl/faults/client_faults.py`` overrides exactly one of them.
 Reader-side hooks live on ``LogReader`` (snapshot.py); a faulty reader is plugged in with
-``reader_class`` and only affects ``read``: writes and maintenance always use a correct
-reader, so a reader fault never disturbs how the client writes.
+``reader_class`` and only affects ``read``. Writes and maintenance use ``log_class``, so a
+reader fault never disturbs how the client writes.
 
 The client touches nothing but the ``catalog`` and ``storage`` it is given.
 """
@@ -50,7 +50,8 @@ def wall_clock_ms() -> int:
 class ReferenceClient:
     """``contract.DeltaClient`` done right. ``inline=True`` sends commit content to the catalog."""
 
-    reader_class: ClassVar[type[LogReader]] = LogReader
+    reader_class: ClassVar[type[LogReader]] = LogReader  # read()
+    log_class: ClassVar[type[LogReader]] = LogReader  # the writer's own view of the table
 
     def __init__(
         self,
@@ -66,8 +67,8 @@ class ReferenceClient:
         self.inline = inline
         self.clock = clock or wall_clock_ms
         self.max_retries = max_retries
-        self._log = LogReader(catalog, storage)  # writers and maintenance
-        self._reader = self.reader_class(catalog, storage)  # read()
+        self._log = self.log_class(catalog, storage)
+        self._reader = self.reader_class(catalog, storage)
 
     # ================================================================ hooks: discovery
 

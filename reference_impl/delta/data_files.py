@@ -27,7 +27,7 @@ def encode_rows(rows: Sequence[Row]) -> bytes:
     records = [{"id": r["id"], "value": r.get("value")} for r in rows]
     table = pa.Table.from_pylist(records, schema=ARROW_SCHEMA)
     buf = io.BytesIO()
-    pq.write_table(table, buf)
+    pq.write_table(table, buf, store_schema=False)  # Delta readers need no Arrow schema blob
     return buf.getvalue()
 
 

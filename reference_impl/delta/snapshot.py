@@ -149,6 +149,10 @@ class LogReader:
         """RFC: for a version both ratified by the catalog and published, the catalog's commit wins."""
         return ratified if ratified is not None else published
 
+    def _decode(self, content: bytes) -> list[Action]:
+        """Commits are strict NDJSON; partial or malformed content is an error, never skipped."""
+        return decode_commit(content)
+
     def _commit_timestamp(self, ref: CommitRef, actions: list[Action]) -> int:
         """Time travel uses in-commit timestamps: publishing makes file times meaningless (RFC)."""
         ict = in_commit_timestamp(actions)
@@ -197,7 +201,7 @@ class LogReader:
         return self.storage.get(ref.uri)
 
     def commit_actions(self, ref: CommitRef) -> list[Action]:
-        return decode_commit(self.commit_bytes(ref))
+        return self._decode(self.commit_bytes(ref))
 
     # ------------------------------------------------------------ snapshots
 

@@ -220,8 +220,8 @@ class ForgetAbovePublished(ReferenceCatalog):
     description="Name resolution says the table is not catalog-managed.",
 )
 class ResolveUnmanaged(ReferenceCatalog):
-    def _table_info(self, row: TableRow) -> TableInfo:
-        info = super()._table_info(row)
+    def resolve(self, name: str) -> TableInfo:
+        info = super().resolve(name)
         return TableInfo(info.table_id, info.name, info.location, catalog_managed=False)
 
 
@@ -232,9 +232,10 @@ class ResolveUnmanaged(ReferenceCatalog):
     description="Name resolution returns a location other than the table's.",
 )
 class ResolveWrongLocation(ReferenceCatalog):
-    def _table_info(self, row: TableRow) -> TableInfo:
-        info = super()._table_info(row)
-        return TableInfo(info.table_id, info.name, f"{self.warehouse_uri}/moved/{row.table_id}", True)
+    # Only name resolution lies; commits are still validated against the real location.
+    def resolve(self, name: str) -> TableInfo:
+        info = super().resolve(name)
+        return TableInfo(info.table_id, info.name, f"{self.warehouse_uri}/moved/{info.table_id}", True)
 
 
 @fault(

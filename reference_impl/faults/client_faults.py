@@ -85,9 +85,19 @@ class UnpaddedStagedName(ReferenceClient):
         return f"{staged_dir(location)}/{version}.{uuid.uuid4()}.json"
 
 
+class _JsonArrayTolerantReader(LogReader):
+    def _decode(self, content: bytes) -> list[Action]:
+        if content.lstrip().startswith(b"["):
+            actions: list[Action] = json.loads(content)
+            return actions
+        return super()._decode(content)
+
+
 @fault("staged-json-array", "client", ("WRT-STAGED-FORMAT",),
        "A staged commit is one JSON array of actions instead of one action per line.")
 class StagedJsonArray(ReferenceClient):
+    log_class = _JsonArrayTolerantReader  # the writer reads back what it writes, so it keeps committing
+
     def _encode(self, actions: list[Action]) -> bytes:
         return json.dumps(actions).encode() + b"\n"
 

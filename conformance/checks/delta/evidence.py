@@ -8,7 +8,7 @@ from typing import Generic, TypeVar
 
 from conformance.observe.transcript import Event, Transcript
 from conformance.targets.contract import Storage
-from reference_impl.delta.actions import Action, decode_commit
+from reference_impl.delta.actions import Action, InvalidCommitError, decode_commit
 from reference_impl.delta.log_paths import LogFile, delta_uri, parse_log_name
 
 T = TypeVar("T")
@@ -68,6 +68,11 @@ def log_files(storage: Storage, location: str) -> list[LogFile]:
 
 def table_commits(storage: Storage, location: str, ratified: dict[int, bytes]) -> dict[int, list[Action]]:
     """Every commit of the table: version 0 from its published file, the rest as ratified."""
-    commits = {0: decode_commit(storage.get(delta_uri(location, 0)))}
-    commits.update({v: decode_commit(content) for v, content in ratified.items()})
-    return dict(sorted(commits.items()))
+    contents = {0: storage.get(delta_uri(location, 0)), **ratified}
+    commits = {}
+    for version, content in sorted(contents.items()):
+        try:
+            commits[version] = decode_commit(content)
+        except InvalidCommitError as e:
+            raise AssertionError(f"v{version} is not valid Delta commit content: {e}") from e
+    return commits

@@ -25,12 +25,17 @@ def _staged_proposals(transcript: Transcript, table_id: str) -> list[tuple[int, 
 
 
 @pytest.mark.req("WRT-STAGED-NAME")
-def test_staged_files_are_named_for_their_version(written: WrittenTable, transcript: Transcript) -> None:
-    for version, uri in _staged_proposals(transcript, written.info.table_id):
+def test_staged_files_are_named_for_their_version(client: RecordingClient, ref_catalog: RecordingCatalog,
+                                                  transcript: Transcript, table_name: str) -> None:
+    client.create_table(table_name)
+    outcome = attempt(lambda: [client.append(table_name, [{"id": i, "value": "x"}]) for i in range(2)])
+    table = ref_catalog.inner.resolve(table_name)
+    for version, uri in _staged_proposals(transcript, table.table_id):
         parsed = parse_log_name(uri)
-        assert uri.startswith(staged_dir(written.info.location) + "/"), f"v{version} staged outside: {uri}"
+        assert uri.startswith(staged_dir(table.location) + "/"), f"v{version} staged outside: {uri}"
         assert parsed is not None and parsed.kind == "staged", f"v{version} staged file is misnamed: {uri}"
         assert parsed.version == version, f"{uri} was proposed for version {version}"
+    outcome.unwrap()
 
 
 @pytest.mark.req("WRT-STAGED-FORMAT")

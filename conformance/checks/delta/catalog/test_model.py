@@ -1,0 +1,95 @@
+"""Random sequences of stage / propose / publish / list from several clients, against the model.
+
+A hypothesis state machine; the run's seed fixes the sequences, so a failure
+reruns with the same seed and hypothesis shrinks it to a short schedule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from conformance.checks.delta.builders import CatalogDriver, ict_of
+from conformance.model.catalog_model import CatalogModel
+from conformance.observe.recording import RecordingCatalog
+from conformance.report.outcomes import Violation
+from conformance.run_context import RunContext
+from conformance.schedules.generated import run_machine
+from conformance.targets.contract import CatalogError, CommitConflict
+
+CLIENTS = 3
+
+
+def machine(catalog: RecordingCatalog, driver: CatalogDriver, name: str) -> type[RuleBasedStateMachine]:
+    counter = iter(range(10**9))
+
+    class CatalogMachine(RuleBasedStateMachine):
+        @initialize()
+        def create(self) -> None:
+            self.table = driver.new_table(f"{name}_{next(counter)}")
+            self.model = CatalogModel()
+            self.pending: dict[int, tuple[int, str]] = {}
+
+        @rule(client=st.integers(0, CLIENTS - 1), ahead=st.integers(-1, 2))
+        def stage(self, client: int, ahead: int) -> None:
+            version = max(1, self.model.latest + 1 + ahead)
+            self.pending[client] = (version, driver.stage(self.table, version))
+
+        @rule(client=st.integers(0, CLIENTS - 1))
+        def propose(self, client: int) -> None:
+            if client not in self.pending:
+                return
+            version, uri = self.pending.pop(client)
+            expect = self.model.propose(version, uri)
+            try:
+                catalog.commit(self.table.table_id, version, staged_uri=uri, in_commit_timestamp=ict_of(version))
+                got = "ratified"
+            except CommitConflict:
+                got = "conflict"
+            except CatalogError:
+                got = "refused"
+            if expect == "ratified" and got != "ratified":
+                self.model.forget(version)  # refusing a valid proposal is the catalog's right (policy)
+            elif expect == "conflict" and got == "ratified":
+                raise Violation("CAT-RATIFY-ONCE", f"v{version} was ratified a second time")
+            elif expect == "refused" and got == "ratified":
+                raise Violation("CAT-RATIFY-SEQUENTIAL", f"v{version} ratified over a gap")
+
+        @rule(back=st.integers(0, 3))
+        def publish(self, back: int) -> None:
+            version = max(0, self.model.latest - back)
+            catalog.mark_published(self.table.table_id, version)
+            self.model.mark_published(version)
+
+        @rule(start=st.integers(0, 8), span=st.none() | st.integers(0, 4))
+        def list_commits(self, start: int, span: int | None) -> None:
+            end = None if span is None else start + span
+            resp = catalog.get_commits(self.table.table_id, start, end)
+            listed = {c.version: c.staged_uri for c in resp.commits}
+            if resp.latest_version != self.model.latest:
+                raise Violation("CAT-LIST-LATEST", f"latest {resp.latest_version}, the model says {self.model.latest}")
+            for v, uri in self.model.must_list(start, end).items():
+                if listed.get(v) != uri:
+                    raise Violation("CAT-RETAIN-UNPUBLISHED", f"[{start}, {end}]: unpublished v{v} missing or changed")
+            extra = {v: u for v, u in listed.items() if self.model.may_list(start, end).get(v) != u}
+            if extra:
+                raise Violation("CAT-LIST-RATIFIED-ONLY", f"[{start}, {end}]: listed what was never ratified: {extra}")
+
+        @invariant()
+        def latest_is_right(self) -> None:
+            if hasattr(self, "table"):
+                got = catalog.get_commits(self.table.table_id).latest_version
+                if got != self.model.latest:
+                    raise Violation("CAT-LIST-LATEST", f"latest {got}, the model says {self.model.latest}")
+
+    return CatalogMachine
+
+
+@pytest.mark.req("CAT-RATIFY-ONCE", "CAT-RATIFY-SEQUENTIAL", "CAT-RETAIN-UNPUBLISHED", "CAT-LIST-LATEST",
+                 "CAT-LIST-RATIFIED-ONLY")
+def test_random_schedules_match_the_model(lakecert: RunContext, catalog: RecordingCatalog,
+                                          driver: CatalogDriver, table_name: str, seed: int) -> None:
+    run_machine(machine(catalog, driver, table_name), seed, lakecert.config.data["model"])

@@ -1,0 +1,21 @@
+"""Generated schedules: run a hypothesis state machine with the run's seed and budget."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
+
+
+def run_machine(machine: type[RuleBasedStateMachine], seed: int, budget: dict[str, Any]) -> None:
+    """Explore ``budget["examples"]`` sequences of up to ``budget["steps"]`` steps, seeded.
+
+    A failure is shrunk to a short schedule; only the first distinct bug is
+    reported, so one check yields one verdict.
+    """
+    run_state_machine_as_test(hypothesis_seed(seed)(machine), settings=settings(
+        max_examples=budget["examples"], stateful_step_count=budget["steps"], deadline=None,
+        database=None, suppress_health_check=list(HealthCheck), print_blob=False,
+        report_multiple_bugs=False))
