@@ -35,10 +35,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     paths = [str(PKG_DIR / s) for s in args.select] if args.select else [str(PKG_DIR / "checks")]
     pytest_args = [
-        *paths, "-c", str(PKG_DIR / "pytest.ini"), "--rootdir", str(PKG_DIR),
-        "-p", "conformance.plugin", "--alluredir", str(out / "allure-results"), "--clean-alluredir",
-        "--lakecert-out", str(out), "--lakecert-target", target_name,
-        "-q" if not args.verbose else "-v", "--no-header", "-rN", "--tb=short" if args.verbose else "--tb=no",
+        *paths,
+        "-c",
+        str(PKG_DIR / "pytest.ini"),
+        "--rootdir",
+        str(PKG_DIR),
+        "-p",
+        "conformance.plugin",
+        "--alluredir",
+        str(out / "allure-results"),
+        "--clean-alluredir",
+        "--lakecert-out",
+        str(out),
+        "--lakecert-target",
+        target_name,
+        "-q" if not args.verbose else "-v",
+        "--no-header",
+        "-rN",
+        "--tb=short" if args.verbose else "--tb=no",
     ]
     if args.config:
         pytest_args += ["--lakecert-config", str(Path(args.config).resolve())]
@@ -70,8 +84,9 @@ def cmd_targets(args: argparse.Namespace) -> int:
 def cmd_selftest(args: argparse.Namespace) -> int:
     from conformance.selftest import run_selftest
 
-    return run_selftest(Path(args.out or f"reports/selftest-{time.strftime('%Y%m%d-%H%M%S')}"),
-                        jobs=args.jobs, as_json=args.json)
+    return run_selftest(
+        Path(args.out or f"reports/selftest-{time.strftime('%Y%m%d-%H%M%S')}"), jobs=args.jobs, as_json=args.json
+    )
 
 
 def cmd_requirements(args: argparse.Namespace) -> int:
@@ -90,8 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", help="YAML configuration file")
     run.add_argument("--out", help="output directory (default: reports/<timestamp>)")
     run.add_argument("--seed", type=int, help="seed for races and generated schedules")
-    run.add_argument("--select", action="append",
-                     help="rerun only this check (a node id from a reproducer), repeatable")
+    run.add_argument(
+        "--select", action="append", help="rerun only this check (a node id from a reproducer), repeatable"
+    )
     run.add_argument("-v", "--verbose", action="store_true")
     run.set_defaults(func=cmd_run)
     tg = sub.add_parser("targets", help="list the targets lakecert can run")

@@ -75,11 +75,11 @@ def _req_ids(item: pytest.Item) -> list[str]:
     return [rid for m in item.iter_markers("req") for rid in m.args]
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     ctx = config.stash[CTX_KEY]
     known = load_all()
-    keep, drop = [], []
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
     for item in items:
         ids = _req_ids(item)
         unknown = [i for i in ids if i not in known]
@@ -133,8 +133,9 @@ def ref_catalog(lakecert: RunContext, transcript: Transcript) -> RecordingCatalo
 
 
 @pytest.fixture
-def client_factory(lakecert: RunContext, ref_catalog: RecordingCatalog, storage: RecordingStorage,
-                   transcript: Transcript) -> Callable[[], RecordingClient]:
+def client_factory(
+    lakecert: RunContext, ref_catalog: RecordingCatalog, storage: RecordingStorage, transcript: Transcript
+) -> Callable[[], RecordingClient]:
     """Builds clients under test, bound to the recording reference catalog and storage."""
     env = replace(lakecert.env, storage=storage)
     return lambda: RecordingClient(lakecert.target.make_client(ref_catalog, env), transcript)
@@ -154,8 +155,7 @@ def table_name(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(autouse=True)
-def _lakecert_labels(request: pytest.FixtureRequest, lakecert: RunContext,
-                     transcript: Transcript) -> Iterator[None]:
+def _lakecert_labels(request: pytest.FixtureRequest, lakecert: RunContext, transcript: Transcript) -> Iterator[None]:
     """Allure labels and links from the requirement marks; the reproducer on failure."""
     reqs = [load_all()[i] for i in _req_ids(request.node)]
     _label(reqs, lakecert)
@@ -170,8 +170,9 @@ def _lakecert_labels(request: pytest.FixtureRequest, lakecert: RunContext,
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(repro, indent=2, default=str))
         request.node._lakecert_reproducer = str(path.relative_to(lakecert.out))
-        allure.attach(json.dumps(repro, indent=2, default=str), name="reproducer",
-                      attachment_type=allure.attachment_type.JSON)
+        allure.attach(
+            json.dumps(repro, indent=2, default=str), name="reproducer", attachment_type=allure.attachment_type.JSON
+        )
 
 
 def _label(reqs: list[Requirement], ctx: RunContext) -> None:
@@ -189,8 +190,7 @@ def _label(reqs: list[Requirement], ctx: RunContext) -> None:
 
 
 def _reproducer(item: pytest.Item, ctx: RunContext, transcript: Transcript) -> dict[str, Any]:
-    rerun = ["lakecert", "run", "--target", ctx.target.name, "--seed", str(ctx.config.seed),
-             "--select", item.nodeid]
+    rerun = ["lakecert", "run", "--target", ctx.config.target, "--seed", str(ctx.config.seed), "--select", item.nodeid]
     if ctx.config.source != "defaults":
         rerun += ["--config", ctx.config.source]
     return {
@@ -257,9 +257,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if final and hasattr(item, "_lakecert_outcome"):
         status, message = item._lakecert_outcome
         started = getattr(item, "_lakecert_started", time.time())
-        item.config.stash[RESULTS_KEY].append(CheckResult(
-            item.nodeid, _req_ids(item), status, message, time.time() - started,
-            getattr(item, "_lakecert_reproducer", None), getattr(item, "_lakecert_violated", [])))
+        item.config.stash[RESULTS_KEY].append(
+            CheckResult(
+                item.nodeid,
+                _req_ids(item),
+                status,
+                message,
+                time.time() - started,
+                getattr(item, "_lakecert_reproducer", None),
+                getattr(item, "_lakecert_violated", []),
+            )
+        )
         report.user_properties.append(("lakecert_status", status.value))
 
 
@@ -273,8 +281,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if ctx is None or getattr(config, "workerinput", None) is not None:
         return
     reqs = {r.id: r for p in ctx.profiles for r in profiles().get(p, [])}
-    summary = RunSummary(ctx.run_info(), config.stash[RESULTS_KEY], reqs, ctx.profiles,
-                         partial=bool(config.getoption("--lakecert-partial")))
+    summary = RunSummary(
+        ctx.run_info(),
+        config.stash[RESULTS_KEY],
+        reqs,
+        ctx.profiles,
+        partial=bool(config.getoption("--lakecert-partial")),
+    )
     ctx.out.mkdir(parents=True, exist_ok=True)
     summary.write(ctx.out / "results.json")
     allure_dir = config.getoption("--alluredir", None)

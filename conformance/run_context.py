@@ -18,6 +18,7 @@ from conformance.targets.contract import Catalog, Storage
 from conformance.targets.reference import make_reference_catalog
 from conformance.targets.registry import build_target
 from conformance.targets.target import Target, TargetEnv
+from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.storage import make_storage
 
 SUITE_VERSION = "0.1.0"
@@ -44,9 +45,12 @@ def _warehouse(cfg: Config, workdir: Path) -> tuple[str, Storage]:
         bucket = s.get("bucket")
         if not bucket or not s.get("endpoint_url"):
             raise ConfigError("storage.kind=s3 needs `bucket` and `endpoint_url`")
-        storage = make_storage(s["endpoint_url"], region_name=s.get("region", "us-east-1"),
-                               aws_access_key_id=s.get("access_key_id"),
-                               aws_secret_access_key=s.get("secret_access_key"))
+        storage = make_storage(
+            s["endpoint_url"],
+            region_name=s.get("region", "us-east-1"),
+            aws_access_key_id=s.get("access_key_id"),
+            aws_secret_access_key=s.get("secret_access_key"),
+        )
         return f"s3://{bucket}/{s.get('prefix', 'lakecert')}/{uuid.uuid4().hex[:12]}", storage
     root = workdir / "warehouse"
     root.mkdir(parents=True, exist_ok=True)
@@ -63,7 +67,7 @@ class RunContext:
     started: float = field(default_factory=time.time)
     summary: RunSummary | None = None
     _target_catalog: Catalog | None = None
-    _reference_catalog: Catalog | None = None
+    _reference_catalog: ReferenceCatalog | None = None
 
     @classmethod
     def open(cls, cfg: Config, out: Path) -> RunContext:
@@ -82,20 +86,22 @@ class RunContext:
             self._target_catalog = self.target.make_catalog(self.env)
         return self._target_catalog
 
-    def reference_catalog(self) -> Catalog:
+    def reference_catalog(self) -> ReferenceCatalog:
         """The trusted catalog that client targets are bound to (its own database)."""
         if self._reference_catalog is None:
             ref_dir = self.env.workdir / "reference"
             ref_dir.mkdir(exist_ok=True)
             self._reference_catalog = make_reference_catalog(
-                TargetEnv(ref_dir, self.env.warehouse_uri, self.env.storage))
+                TargetEnv(ref_dir, self.env.warehouse_uri, self.env.storage)
+            )
         return self._reference_catalog
 
     def run_info(self) -> dict[str, Any]:
         reqs = load_all()
         spec_revisions = sorted({reqs[r.id].spec.revision for p in self.profiles for r in profiles()[p]})
         return {
-            "target": self.target.name,
+            "target": self.config.target,  # as selected, so reruns and baselines key on it
+            "target_label": self.target.name,
             "target_kind": self.target.kind,
             "target_version": self.target.version(),
             "profiles": self.profiles,

@@ -21,6 +21,8 @@ class VariantOutcome:
     caught_by: tuple[str, ...]  # requirement IDs with FAIL or WARN
     verdict: str
     exit_code: int
+    checks: tuple[str, ...]  # every check that ran
+    flagged_checks: tuple[str, ...]  # checks that ended FAIL or WARN
 
     @property
     def ok(self) -> bool:
@@ -43,7 +45,9 @@ def run_target(target: str, out: Path, extra: list[str] | None = None) -> tuple[
 def _outcome(target: str, expected: tuple[str, ...], out: Path) -> VariantOutcome:
     code, res = run_target(target, out / target.replace(":", "_"))
     caught = tuple(sorted(rid for rid, r in res["requirements"].items() if r["status"] in ("FAIL", "WARN")))
-    return VariantOutcome(target, expected, caught, res["verdict"], code)
+    checks = tuple(r["test"] for r in res["results"])
+    flagged = tuple(r["test"] for r in res["results"] if r["status"] in ("FAIL", "WARN"))
+    return VariantOutcome(target, expected, caught, res["verdict"], code, checks, flagged)
 
 
 def run_selftest(out: Path, jobs: int = 0, as_json: bool = False) -> int:
@@ -52,6 +56,7 @@ def run_selftest(out: Path, jobs: int = 0, as_json: bool = False) -> int:
         outcomes = list(pool.map(lambda r: _outcome(r[0], r[1], out), runs))
     if as_json:
         print(json.dumps([{**o.__dict__, "ok": o.ok} for o in outcomes], indent=2))
+        return 0 if all(o.ok for o in outcomes) and not never_flagged(outcomes) else 1
     else:
         for o in outcomes:
             mark = "ok  " if o.ok else "MISS"
@@ -59,4 +64,14 @@ def run_selftest(out: Path, jobs: int = 0, as_json: bool = False) -> int:
             print(f"{mark} {o.target:<42} {what}")
         missed = [o.target for o in outcomes if not o.ok]
         print(f"\n{len(outcomes) - len(missed)}/{len(outcomes)} as expected" + (f"; wrong: {missed}" if missed else ""))
-    return 0 if all(o.ok for o in outcomes) else 1
+        never = never_flagged(outcomes)
+        if never:
+            print(f"checks no variant makes fail: {never}")
+    return 0 if all(o.ok for o in outcomes) and not never_flagged(outcomes) else 1
+
+
+def never_flagged(outcomes: list[VariantOutcome]) -> list[str]:
+    """Checks of the reference run that no faulty variant makes fail: checks that cannot fail."""
+    ran = {c for o in outcomes if not o.expected for c in o.checks}
+    flagged = {c for o in outcomes if o.expected for c in o.flagged_checks}
+    return sorted(ran - flagged)

@@ -249,9 +249,7 @@ def test_durable_across_reopen(db: Path, warehouse: str) -> None:
     first.close()
     second = ReferenceCatalog(db, warehouse)
     assert second.resolve("t") == table
-    assert second.get_commits(table.table_id) == GetCommitsResponse(
-        [RatifiedCommit(2, None, b"inline\n", None)], 2
-    )
+    assert second.get_commits(table.table_id) == GetCommitsResponse([RatifiedCommit(2, None, b"inline\n", None)], 2)
     assert second.maintenance_policy(table.table_id) == MaintenancePolicy(frozenset({"checksum"}))
     with pytest.raises(CommitConflict):
         second.commit(table.table_id, 2, inline_content=b"again\n")
@@ -287,9 +285,7 @@ def test_two_instances_race_one_winner_per_version(db: Path, warehouse: str) -> 
     assert listed.latest_version == 5
     assert [c.version for c in listed.commits] == [1, 2, 3, 4, 5]
     for commit in listed.commits:
-        assert sorted(outcomes[commit.version]) == [f"conflict {commit.version}"] * 7 + [
-            f"won {commit.staged_uri}"
-        ]
+        assert sorted(outcomes[commit.version]) == [f"conflict {commit.version}"] * 7 + [f"won {commit.staged_uri}"]
 
 
 def _propose_from_process(db: str, warehouse: str, table_id: str, location: str) -> list[int]:

@@ -165,13 +165,25 @@ def test_cleanup_plan_follows_the_rfc() -> None:
     u1, u2 = U1, U2
     crc = f"{loc}/_delta_log/{{:020d}}.crc".format
     keep = [
-        delta_uri(loc, 3), delta_uri(loc, 4), delta_uri(loc, 5), checkpoint_uri(loc, 3),
-        checkpoint_uri(loc, 6), crc(3),
-        compaction_uri(loc, 4, 6), staged_uri(loc, 4, u1), f"{loc}/_delta_log/_last_checkpoint",
+        delta_uri(loc, 3),
+        delta_uri(loc, 4),
+        delta_uri(loc, 5),
+        checkpoint_uri(loc, 3),
+        checkpoint_uri(loc, 6),
+        crc(3),
+        compaction_uri(loc, 4, 6),
+        staged_uri(loc, 4, u1),
+        f"{loc}/_delta_log/_last_checkpoint",
     ]
     delete = [
-        delta_uri(loc, 0), delta_uri(loc, 2), checkpoint_uri(loc, 1), crc(2),
-        compaction_uri(loc, 0, 2), compaction_uri(loc, 3, 5), staged_uri(loc, 2, u1), staged_uri(loc, 3, u2),
+        delta_uri(loc, 0),
+        delta_uri(loc, 2),
+        checkpoint_uri(loc, 1),
+        crc(2),
+        compaction_uri(loc, 0, 2),
+        compaction_uri(loc, 3, 5),
+        staged_uri(loc, 2, u1),
+        staged_uri(loc, 3, u2),
     ]
     assert plan_cleanup(keep + delete, 5) == sorted(delete)
 

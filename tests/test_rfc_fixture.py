@@ -75,6 +75,9 @@ def test_reader_not_listing_the_log_cannot_build_the_snapshot(catalog: Reference
 
 def test_fixture_is_reproducible(tmp_path: Path) -> None:
     out = tmp_path / "regenerated"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_rfc_fixture.py"), "--out", str(out)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "make_rfc_fixture.py"), "--out", str(out)],
+        check=True,
+        capture_output=True,
+    )
     assert tree_bytes(out) == tree_bytes(FIXTURE)

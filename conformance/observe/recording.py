@@ -8,7 +8,7 @@ which is a FAIL, not a fault of the suite (ERROR).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from conformance.observe.transcript import Transcript
 from conformance.targets.contract import (
@@ -25,6 +25,7 @@ from conformance.targets.contract import (
     TableInfo,
 )
 
+T = TypeVar("T")
 PASS_THROUGH = (CatalogError, NotSupported, FileExistsError, FileNotFoundError)
 
 
@@ -39,7 +40,7 @@ class _Recorder:
         self.actor = actor
         self.under_test = under_test
 
-    def _call(self, op: str, args: dict[str, Any], fn: Callable[[], Any]) -> Any:
+    def _call(self, op: str, args: dict[str, Any], fn: Callable[[], T]) -> T:
         try:
             result = fn()
         except PASS_THROUGH as e:
@@ -64,83 +65,130 @@ CommitHook = Callable[[str, int], None]
 class RecordingCatalog(_Recorder):
     """A Catalog that records calls; ``before_commit`` hooks let schedules interleave."""
 
-    def __init__(self, inner: Catalog, transcript: Transcript, *, actor: str = "catalog",
-                 under_test: bool = False) -> None:
+    inner: Catalog
+
+    def __init__(
+        self, inner: Catalog, transcript: Transcript, *, actor: str = "catalog", under_test: bool = False
+    ) -> None:
         super().__init__(inner, transcript, actor, under_test)
         self.before_commit: list[CommitHook] = []
 
     def create_staging_table(self) -> StagingTable:
-        return self._call("create_staging_table", {}, self.inner.create_staging_table)  # type: ignore[no-any-return]
+        return self._call("create_staging_table", {}, self.inner.create_staging_table)
 
     def register_table(self, name: str, table_id: str) -> TableInfo:
-        return self._call("register_table", {"name": name, "table_id": table_id},  # type: ignore[no-any-return]
-                          lambda: self.inner.register_table(name, table_id))
+        return self._call(
+            "register_table",
+            {"name": name, "table_id": table_id},
+            lambda: self.inner.register_table(name, table_id),
+        )
 
     def resolve(self, name: str) -> TableInfo:
-        return self._call("resolve", {"name": name}, lambda: self.inner.resolve(name))  # type: ignore[no-any-return]
+        return self._call("resolve", {"name": name}, lambda: self.inner.resolve(name))
 
-    def commit(self, table_id: str, version: int, *, staged_uri: str | None = None,
-               inline_content: bytes | None = None, in_commit_timestamp: int | None = None,
-               latest_published_version: int | None = None) -> None:
+    def commit(
+        self,
+        table_id: str,
+        version: int,
+        *,
+        staged_uri: str | None = None,
+        inline_content: bytes | None = None,
+        in_commit_timestamp: int | None = None,
+        latest_published_version: int | None = None,
+    ) -> None:
         for hook in list(self.before_commit):
             hook(table_id, version)
-        args = {"table_id": table_id, "version": version, "staged_uri": staged_uri,
-                "inline_content": inline_content, "in_commit_timestamp": in_commit_timestamp,
-                "latest_published_version": latest_published_version}
-        self._call("commit", args, lambda: self.inner.commit(
-            table_id, version, staged_uri=staged_uri, inline_content=inline_content,
-            in_commit_timestamp=in_commit_timestamp, latest_published_version=latest_published_version))
+        args = {
+            "table_id": table_id,
+            "version": version,
+            "staged_uri": staged_uri,
+            "inline_content": inline_content,
+            "in_commit_timestamp": in_commit_timestamp,
+            "latest_published_version": latest_published_version,
+        }
+        self._call(
+            "commit",
+            args,
+            lambda: self.inner.commit(
+                table_id,
+                version,
+                staged_uri=staged_uri,
+                inline_content=inline_content,
+                in_commit_timestamp=in_commit_timestamp,
+                latest_published_version=latest_published_version,
+            ),
+        )
 
-    def get_commits(self, table_id: str, start_version: int | None = None,
-                    end_version: int | None = None) -> GetCommitsResponse:
+    def get_commits(
+        self, table_id: str, start_version: int | None = None, end_version: int | None = None
+    ) -> GetCommitsResponse:
         args = {"table_id": table_id, "start_version": start_version, "end_version": end_version}
-        return self._call("get_commits", args,  # type: ignore[no-any-return]
-                          lambda: self.inner.get_commits(table_id, start_version, end_version))
+        return self._call(
+            "get_commits",
+            args,
+            lambda: self.inner.get_commits(table_id, start_version, end_version),
+        )
 
     def mark_published(self, table_id: str, version: int) -> None:
-        self._call("mark_published", {"table_id": table_id, "version": version},
-                   lambda: self.inner.mark_published(table_id, version))
+        self._call(
+            "mark_published",
+            {"table_id": table_id, "version": version},
+            lambda: self.inner.mark_published(table_id, version),
+        )
 
     def maintenance_policy(self, table_id: str) -> MaintenancePolicy:
-        return self._call("maintenance_policy", {"table_id": table_id},  # type: ignore[no-any-return]
-                          lambda: self.inner.maintenance_policy(table_id))
+        return self._call(
+            "maintenance_policy",
+            {"table_id": table_id},
+            lambda: self.inner.maintenance_policy(table_id),
+        )
 
 
 class RecordingStorage(_Recorder):
+    inner: Storage
+
     def __init__(self, inner: Storage, transcript: Transcript, *, actor: str = "storage") -> None:
         super().__init__(inner, transcript, actor, under_test=False)
 
     def put(self, uri: str, data: bytes, *, if_absent: bool = False) -> None:
-        self._call("put", {"uri": uri, "size": len(data), "if_absent": if_absent},
-                   lambda: self.inner.put(uri, data, if_absent=if_absent))
+        self._call(
+            "put",
+            {"uri": uri, "size": len(data), "if_absent": if_absent},
+            lambda: self.inner.put(uri, data, if_absent=if_absent),
+        )
 
     def get(self, uri: str) -> bytes:
-        return self._call("get", {"uri": uri}, lambda: self.inner.get(uri))  # type: ignore[no-any-return]
+        return self._call("get", {"uri": uri}, lambda: self.inner.get(uri))
 
     def list(self, prefix_uri: str) -> list[FileInfo]:
-        return self._call("list", {"prefix": prefix_uri}, lambda: self.inner.list(prefix_uri))  # type: ignore[no-any-return]
+        return self._call("list", {"prefix": prefix_uri}, lambda: self.inner.list(prefix_uri))
 
     def delete(self, uri: str) -> None:
         self._call("delete", {"uri": uri}, lambda: self.inner.delete(uri))
 
     def exists(self, uri: str) -> bool:
-        return self._call("exists", {"uri": uri}, lambda: self.inner.exists(uri))  # type: ignore[no-any-return]
+        return self._call("exists", {"uri": uri}, lambda: self.inner.exists(uri))
 
-    def _call(self, op: str, args: dict[str, Any], fn: Callable[[], Any]) -> Any:
+    def _call(self, op: str, args: dict[str, Any], fn: Callable[[], T]) -> T:
         # Reads of large objects are recorded without their bytes.
         try:
             result = fn()
         except Exception as e:
             self.transcript.add(self.actor, op, args, False, error=type(e).__name__)
             raise
-        shown = {"size": len(result)} if isinstance(result, bytes) else (
-            [f.uri for f in result] if op == "list" else result)
+        shown: Any = result
+        if isinstance(result, bytes):
+            shown = {"size": len(result)}
+        elif isinstance(result, list):
+            shown = [f.uri for f in result]
         self.transcript.add(self.actor, op, args, True, result=shown)
         return result
 
 
 class RecordingClient(_Recorder):
     """The client under test, as the checks drive it."""
+
+    inner: DeltaClient
 
     def __init__(self, inner: DeltaClient, transcript: Transcript) -> None:
         super().__init__(inner, transcript, "client", under_test=True)
@@ -149,27 +197,42 @@ class RecordingClient(_Recorder):
         self._call("create_table", {"name": name}, lambda: self.inner.create_table(name))
 
     def append(self, name: str, rows: Sequence[dict[str, object]]) -> int:
-        return self._call("append", {"name": name, "rows": list(rows)},  # type: ignore[no-any-return]
-                          lambda: self.inner.append(name, rows))
+        return self._call(
+            "append",
+            {"name": name, "rows": list(rows)},
+            lambda: self.inner.append(name, rows),
+        )
 
     def delete(self, name: str, ids: Sequence[int]) -> int:
-        return self._call("delete", {"name": name, "ids": list(ids)},  # type: ignore[no-any-return]
-                          lambda: self.inner.delete(name, ids))
+        return self._call(
+            "delete",
+            {"name": name, "ids": list(ids)},
+            lambda: self.inner.delete(name, ids),
+        )
 
     def publish(self, name: str) -> None:
         self._call("publish", {"name": name}, lambda: self.inner.publish(name))
 
     def checkpoint(self, name: str) -> int | None:
-        return self._call("checkpoint", {"name": name}, lambda: self.inner.checkpoint(name))  # type: ignore[no-any-return]
+        return self._call("checkpoint", {"name": name}, lambda: self.inner.checkpoint(name))
 
     def compact_log(self, name: str, start_version: int, end_version: int) -> bool:
-        return self._call("compact_log", {"name": name, "start": start_version, "end": end_version},  # type: ignore[no-any-return]
-                          lambda: self.inner.compact_log(name, start_version, end_version))
+        return self._call(
+            "compact_log",
+            {"name": name, "start": start_version, "end": end_version},
+            lambda: self.inner.compact_log(name, start_version, end_version),
+        )
 
     def cleanup(self, name: str, cutoff_version: int) -> None:
-        self._call("cleanup", {"name": name, "cutoff_version": cutoff_version},
-                   lambda: self.inner.cleanup(name, cutoff_version))
+        self._call(
+            "cleanup",
+            {"name": name, "cutoff_version": cutoff_version},
+            lambda: self.inner.cleanup(name, cutoff_version),
+        )
 
     def read(self, name: str, *, version: int | None = None, timestamp_ms: int | None = None) -> ReadResult:
-        return self._call("read", {"name": name, "version": version, "timestamp_ms": timestamp_ms},  # type: ignore[no-any-return]
-                          lambda: self.inner.read(name, version=version, timestamp_ms=timestamp_ms))
+        return self._call(
+            "read",
+            {"name": name, "version": version, "timestamp_ms": timestamp_ms},
+            lambda: self.inner.read(name, version=version, timestamp_ms=timestamp_ms),
+        )

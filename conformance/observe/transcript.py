@@ -33,8 +33,9 @@ class Transcript:
         self._seq = itertools.count()
         self.notes: dict[str, Any] = {}  # schedule, seed and other context for the reproducer
 
-    def add(self, actor: str, op: str, args: dict[str, Any], ok: bool, result: Any = None,
-            error: str | None = None) -> Event:
+    def add(
+        self, actor: str, op: str, args: dict[str, Any], ok: bool, result: Any = None, error: str | None = None
+    ) -> Event:
         with self._lock:
             ev = Event(next(self._seq), actor, op, args, ok, result, error)
             self._events.append(ev)
@@ -42,15 +43,20 @@ class Transcript:
 
     def events(self, actor: str | None = None, op: str | None = None, ok: bool | None = None) -> list[Event]:
         with self._lock:
-            return [e for e in self._events
-                    if (actor is None or e.actor == actor) and (op is None or e.op == op)
-                    and (ok is None or e.ok == ok)]
+            return [
+                e
+                for e in self._events
+                if (actor is None or e.actor == actor) and (op is None or e.op == op) and (ok is None or e.ok == ok)
+            ]
 
     def to_json(self, limit: int = 2000) -> dict[str, Any]:
         with self._lock:
             events = self._events[-limit:]
-        return {"notes": self.notes, "dropped": max(0, len(self._events) - limit),
-                "events": [_jsonable(asdict(e)) for e in events]}
+        return {
+            "notes": self.notes,
+            "dropped": max(0, len(self._events) - limit),
+            "events": [_jsonable(asdict(e)) for e in events],
+        }
 
 
 def _jsonable(value: Any) -> Any:

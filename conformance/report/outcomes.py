@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import NoReturn
 
 import pytest
@@ -11,7 +11,7 @@ from conformance.observe.recording import TargetRaised
 from conformance.targets.contract import CatalogError, NotSupported
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     PASS = "PASS"
     FAIL = "FAIL"  # a MUST is broken: the product is wrong
     WARN = "WARN"  # a SHOULD or MAY is broken

@@ -29,9 +29,15 @@ class CheckResult:
         return self.violated if self.status in (Outcome.FAIL, Outcome.WARN) and self.violated else self.requirements
 
     def to_json(self) -> dict[str, Any]:
-        return {"test": self.test, "requirements": self.requirements, "status": self.status.value,
-                "message": self.message, "duration_s": round(self.duration_s, 4),
-                "reproducer": self.reproducer, "violated": self.violated}
+        return {
+            "test": self.test,
+            "requirements": self.requirements,
+            "status": self.status.value,
+            "message": self.message,
+            "duration_s": round(self.duration_s, 4),
+            "reproducer": self.reproducer,
+            "violated": self.violated,
+        }
 
 
 def requirement_outcome(req: Requirement, check_outcomes: list[Outcome]) -> Outcome:
@@ -81,79 +87,10 @@ class RunSummary:
         return "CERTIFIED" if ok else "NOT_CERTIFIED"
 
     def counts(self) -> dict[str, int]:
-        out = {o.value: 0 for o in (Outcome.PASS, Outcome.FAIL, Outcome.WARN,
-                                   Outcome.NOT_APPLICABLE, Outcome.ERROR)}
+        out = {o.value: 0 for o in (Outcome.PASS, Outcome.FAIL, Outcome.WARN, Outcome.NOT_APPLICABLE, Outcome.ERROR)}
         for r in self.results:
             out[r.status.value] += 1
         return out
-
-    def to_json(self) -> dict[str, Any]:
-        return {"test": self.test, "requirements": self.requirements, "status": self.status.value,
-                "message": self.message, "duration_s": round(self.duration_s, 4),
-                "reproducer": self.reproducer, "violated": self.violated}
-
-
-def requirement_outcome(req: Requirement, check_outcomes: list[Outcome]) -> Outcome:
-    """A requirement's status from its checks; a broken SHOULD/MAY is a WARN, not a FAIL."""
-    if not check_outcomes:
-        return Outcome.UNTESTABLE if req.untestable else Outcome.NOT_RUN
-    o = worst(check_outcomes)
-    if o in (Outcome.FAIL, Outcome.WARN):
-        return Outcome.FAIL if req.level == "MUST" else Outcome.WARN
-    return o
-
-
-@dataclass
-class RunSummary:
-    run_info: dict[str, Any]
-    results: list[CheckResult]
-    requirements: dict[str, Requirement]  # those of the selected profiles
-    profiles: list[str]
-    partial: bool = False  # only some checks were selected: never certifies
-    statuses: dict[str, Outcome] = field(init=False)
-
-    def __post_init__(self) -> None:
-        by_req: dict[str, list[Outcome]] = {rid: [] for rid in self.requirements}
-        for r in self.results:
-            for rid in r.judged:
-                if rid in by_req:
-                    by_req[rid].append(r.status)
-        self.statuses = {rid: requirement_outcome(self.requirements[rid], outs) for rid, outs in by_req.items()}
-
-    def profile_verdict(self, profile: str) -> str:
-        reqs = [r for r in self.requirements.values() if r.profile == profile]
-        return "CERTIFIED" if self._certifies(reqs) else "NOT_CERTIFIED"
-
-    def _certifies(self, reqs: list[Requirement]) -> bool:
-        if self.partial or not reqs:
-            return False
-        statuses = [self.statuses[r.id] for r in reqs]
-        if any(s in (Outcome.FAIL, Outcome.ERROR) for s in statuses):
-            return False
-        # Every MUST must be shown to hold (or verified not to apply); nothing passes vacuously.
-        musts = [self.statuses[r.id] for r in reqs if r.level == "MUST" and not r.untestable]
-        return all(s in (Outcome.PASS, Outcome.NOT_APPLICABLE) for s in musts) and Outcome.PASS in statuses
-
-    @property
-    def verdict(self) -> str:
-        ok = all(self.profile_verdict(p) == "CERTIFIED" for p in self.profiles) and bool(self.profiles)
-        return "CERTIFIED" if ok else "NOT_CERTIFIED"
-
-    def counts(self) -> dict[str, int]:
-        out = {o.value: 0 for o in (Outcome.PASS, Outcome.FAIL, Outcome.WARN,
-                                   Outcome.NOT_APPLICABLE, Outcome.ERROR)}
-        for r in self.results:
-            out[r.status.value] += 1
-        return out
-
-    def exit_code(self) -> int:
-        """0 certified (or, for a partial run, nothing failed), 1 any FAIL, 2 any ERROR."""
-        outcomes = {r.status for r in self.results}
-        if Outcome.ERROR in outcomes or not self.results:
-            return 2
-        if Outcome.FAIL in outcomes:
-            return 1
-        return 0 if (self.partial or self.verdict == "CERTIFIED") else 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -161,8 +98,14 @@ class RunSummary:
             "run_info": {**self.run_info, "partial": self.partial},
             "results": [r.to_json() for r in self.results],
             "requirements": {
-                rid: {"level": req.level, "status": self.statuses[rid].value, "profile": req.profile,
-                      "binds": req.binds, "section": req.section, "link": req.link}
+                rid: {
+                    "level": req.level,
+                    "status": self.statuses[rid].value,
+                    "profile": req.profile,
+                    "binds": req.binds,
+                    "section": req.section,
+                    "link": req.link,
+                }
                 for rid, req in self.requirements.items()
             },
             "profiles": {p: {"verdict": self.profile_verdict(p)} for p in self.profiles},

@@ -27,12 +27,16 @@ def render() -> str:
         "",
     ]
     for profile, rs in profiles().items():
-        lines += [f"## Profile `{profile}`", "",
-                  "| ID | Level | Binds | Section | Statement | Checks | Faulty variants caught |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## Profile `{profile}`",
+            "",
+            "| ID | Level | Binds | Section | Statement | Checks | Faulty variants caught |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for r in rs:
             cov = "<br>".join(f"`{c.split('::')[1]}`" for c in checks.get(r.id, [])) or (
-                f"untestable: {r.untestable}" if r.untestable else "**none**")
+                f"untestable: {r.untestable}" if r.untestable else "**none**"
+            )
             faults = ", ".join(f"`{n}`" for n in caught_by.get(r.id, [])) or "-"
             lines.append(f"| {r.id} | {r.level} | {r.binds} | {r.section} | {r.statement} | {cov} | {faults} |")
         lines.append("")

@@ -15,7 +15,15 @@ def run_machine(machine: type[RuleBasedStateMachine], seed: int, budget: dict[st
     A failure is shrunk to a short schedule; only the first distinct bug is
     reported, so one check yields one verdict.
     """
-    run_state_machine_as_test(hypothesis_seed(seed)(machine), settings=settings(
-        max_examples=budget["examples"], stateful_step_count=budget["steps"], deadline=None,
-        database=None, suppress_health_check=list(HealthCheck), print_blob=False,
-        report_multiple_bugs=False))
+    run_state_machine_as_test(
+        hypothesis_seed(seed)(machine),
+        settings=settings(
+            max_examples=budget["examples"],
+            stateful_step_count=budget["steps"],
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+            print_blob=False,
+            report_multiple_bugs=False,
+        ),
+    )

@@ -22,8 +22,9 @@ class RaceOutcome:
     error: BaseException | None = None
 
 
-def race(fns: Sequence[Callable[[], object]], *, seed: int, transcript: Transcript | None = None,
-         max_delay_s: float = 0.0005) -> list[RaceOutcome]:
+def race(
+    fns: Sequence[Callable[[], object]], *, seed: int, transcript: Transcript | None = None, max_delay_s: float = 0.0005
+) -> list[RaceOutcome]:
     rng = random.Random(seed)
     order = list(range(len(fns)))
     rng.shuffle(order)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -92,9 +93,7 @@ def _validate(data: dict[str, Any]) -> None:
     except (TypeError, ValueError) as e:
         raise ConfigError("`seed` must be an integer") from e
     profiles = data.get("profiles")
-    if profiles is not None and not (
-        isinstance(profiles, list) and all(isinstance(p, str) for p in profiles)
-    ):
+    if profiles is not None and not (isinstance(profiles, list) and all(isinstance(p, str) for p in profiles)):
         raise ConfigError("`profiles` must be a list of profile names")
     if not isinstance(data.get("targets"), dict):
         raise ConfigError("`targets` must be a mapping of name -> {adapter, options}")

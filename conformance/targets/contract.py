@@ -8,8 +8,9 @@ exception class and the observable state (RFC "Catalog Responsibilities").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, Sequence, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 # ---------------------------------------------------------------- errors
 
@@ -124,9 +125,7 @@ class MaintenancePolicy:
     """Which maintenance operations the catalog allows clients to run on a table."""
 
     allowed: frozenset[str] = field(
-        default_factory=lambda: frozenset(
-            {"checkpoint", "log_compaction", "checksum", "metadata_cleanup", "vacuum"}
-        )
+        default_factory=lambda: frozenset({"checkpoint", "log_compaction", "checksum", "metadata_cleanup", "vacuum"})
     )
 
     def allows(self, op: MaintenanceOp) -> bool:
@@ -214,7 +213,5 @@ class DeltaClient(Protocol):
     def cleanup(self, name: str, cutoff_version: int) -> None:
         """Metadata cleanup with ``cutoff_version`` as the cut-off commit."""
 
-    def read(
-        self, name: str, *, version: int | None = None, timestamp_ms: int | None = None
-    ) -> ReadResult:
+    def read(self, name: str, *, version: int | None = None, timestamp_ms: int | None = None) -> ReadResult:
         """Read the latest snapshot, or one by version or by timestamp (time travel)."""

@@ -25,8 +25,13 @@ def list_targets(config: Config | None = None) -> list[dict[str, Any]]:
     ]
     for f in all_faults().values():
         rows.append(
-            {"name": f"faulty:{f.name}", "kind": "faulty", "side": f.side,
-             "description": f.description, "breaks": list(f.breaks)}
+            {
+                "name": f"faulty:{f.name}",
+                "kind": "faulty",
+                "side": f.side,
+                "description": f.description,
+                "breaks": list(f.breaks),
+            }
         )
     for name, value in sorted(_third_party_names().items()):
         rows.append({"name": name, "kind": "third-party", "adapter": value})

@@ -67,9 +67,7 @@ class Tx:
         self.conn = conn
 
     def table(self, table_id: str) -> TableRow | None:
-        row = self.conn.execute(
-            f"SELECT {_TABLE_COLUMNS} FROM tables WHERE table_id = ?", (table_id,)
-        ).fetchone()
+        row = self.conn.execute(f"SELECT {_TABLE_COLUMNS} FROM tables WHERE table_id = ?", (table_id,)).fetchone()
         return TableRow(*row) if row else None
 
     def table_by_name(self, name: str) -> TableRow | None:
@@ -99,8 +97,7 @@ class Tx:
 
     def raise_published(self, table_id: str, version: int) -> None:
         self.conn.execute(
-            "UPDATE tables SET latest_published_version = MAX(latest_published_version, ?)"
-            " WHERE table_id = ?",
+            "UPDATE tables SET latest_published_version = MAX(latest_published_version, ?) WHERE table_id = ?",
             (version, table_id),
         )
 
@@ -114,9 +111,7 @@ class Tx:
             " WHERE table_id = ? ORDER BY version",
             (table_id,),
         ).fetchall()
-        return [
-            RatifiedCommit(v, uri, None if blob is None else bytes(blob), ict) for v, uri, blob, ict in rows
-        ]
+        return [RatifiedCommit(v, uri, None if blob is None else bytes(blob), ict) for v, uri, blob, ict in rows]
 
     def insert_commit(self, table_id: str, commit: RatifiedCommit, *, replace: bool = False) -> None:
         verb = "INSERT OR REPLACE" if replace else "INSERT"

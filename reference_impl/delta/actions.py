@@ -35,6 +35,7 @@ SCHEMA_STRING = json.dumps(
     separators=(",", ":"),
 )
 
+
 class InvalidCommitError(ValueError):
     """Commit content that is not complete, valid NDJSON of actions (e.g. a partial file)."""
 

@@ -83,9 +83,7 @@ class Snapshot:
 
     def state_actions(self) -> list[Action]:
         """The table state as actions (what a checkpoint stores): protocol, metaData, adds by path."""
-        return [{"protocol": self.protocol}, {"metaData": self.metadata}] + [
-            self.files[p] for p in sorted(self.files)
-        ]
+        return [{"protocol": self.protocol}, {"metaData": self.metadata}] + [self.files[p] for p in sorted(self.files)]
 
 
 def listed_log_files(listing: Iterable[FileInfo]) -> list[tuple[LogFile, FileInfo]]:
@@ -98,9 +96,9 @@ def listed_log_files(listing: Iterable[FileInfo]) -> list[tuple[LogFile, FileInf
     return found
 
 
-def replay(base: list[Action], commits: Iterable[tuple[int, list[Action]]]) -> tuple[
-    dict[str, Any] | None, dict[str, Any] | None, dict[str, Action], dict[int, dict[str, Any]]
-]:
+def replay(
+    base: list[Action], commits: Iterable[tuple[int, list[Action]]]
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Action], dict[int, dict[str, Any]]]:
     """Apply actions in order: last protocol/metaData win, removes cancel adds."""
     protocol: dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None
@@ -174,9 +172,7 @@ class LogReader:
             for lf, fi in entries
             if lf.kind == "delta"
         }
-        from_catalog = {
-            c.version: self.catalog_ref(c, mtimes) for c in ratified.commits if 0 <= c.version <= latest
-        }
+        from_catalog = {c.version: self.catalog_ref(c, mtimes) for c in ratified.commits if 0 <= c.version <= latest}
         commits: dict[int, CommitRef] = {}
         for v in sorted(set(published) | set(from_catalog)):
             ref = self._pick_commit(from_catalog.get(v), published.get(v))
@@ -190,9 +186,7 @@ class LogReader:
         if (commit.staged_uri is None) == (commit.inline_content is None):
             raise SnapshotError(f"catalog commit {commit.version} must have a staged URI or inline content")
         mtime = (mtimes or {}).get(commit.staged_uri) if commit.staged_uri else None
-        return CommitRef(
-            commit.version, commit.staged_uri, commit.inline_content, mtime_ms=mtime, from_catalog=True
-        )
+        return CommitRef(commit.version, commit.staged_uri, commit.inline_content, mtime_ms=mtime, from_catalog=True)
 
     def commit_bytes(self, ref: CommitRef) -> bytes:
         if ref.inline_content is not None:

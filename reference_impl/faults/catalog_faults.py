@@ -194,8 +194,7 @@ class ListsRejected(ReferenceCatalog):
 
     def _stored_commits(self, tx: Tx, table_id: str) -> list[RatifiedCommit]:
         refused = tx.conn.execute(
-            f"SELECT version, staged_uri, inline_content, in_commit_timestamp FROM {self._TABLE}"
-            " WHERE table_id = ?",
+            f"SELECT version, staged_uri, inline_content, in_commit_timestamp FROM {self._TABLE} WHERE table_id = ?",
             (table_id,),
         ).fetchall()
         extra = [RatifiedCommit(v, uri, None if b is None else bytes(b), ict) for v, uri, b, ict in refused]

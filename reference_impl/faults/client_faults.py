@@ -26,29 +26,42 @@ from reference_impl.faults.registry import fault
 # ====================================================================== writer: commit content
 
 
-@fault("reader-feature-missing", "client", ("WRT-PROTOCOL-VERSIONS",),
-       "catalogManaged is only listed in writerFeatures, not in readerFeatures.")
+@fault(
+    "reader-feature-missing",
+    "client",
+    ("WRT-PROTOCOL-VERSIONS",),
+    "catalogManaged is only listed in writerFeatures, not in readerFeatures.",
+)
 class ReaderFeatureMissing(ReferenceClient):
     def _protocol_action(self) -> Action:
         return act.protocol_action(reader_features=[act.VACUUM_PROTOCOL_CHECK])
 
 
-@fault("ict-disabled", "client", ("WRT-ICT-ENABLED",),
-       "delta.enableInCommitTimestamps is not set in the table configuration.")
+@fault(
+    "ict-disabled",
+    "client",
+    ("WRT-ICT-ENABLED",),
+    "delta.enableInCommitTimestamps is not set in the table configuration.",
+)
 class IctDisabled(ReferenceClient):
     def _metadata_configuration(self) -> dict[str, str]:
         return {}
 
 
-@fault("commitinfo-last", "client", ("WRT-COMMITINFO-FIRST",),
-       "commitInfo is written as the last action of each commit.")
+@fault(
+    "commitinfo-last", "client", ("WRT-COMMITINFO-FIRST",), "commitInfo is written as the last action of each commit."
+)
 class CommitInfoLast(ReferenceClient):
     def _order_actions(self, actions: list[Action]) -> list[Action]:
         return [a for a in actions if "commitInfo" not in a] + [a for a in actions if "commitInfo" in a]
 
 
-@fault("frozen-ict", "client", ("WRT-ICT-MONOTONIC",),
-       "Every commit reuses the in-commit timestamp of the table's creation.")
+@fault(
+    "frozen-ict",
+    "client",
+    ("WRT-ICT-MONOTONIC",),
+    "Every commit reuses the in-commit timestamp of the table's creation.",
+)
 class FrozenIct(ReferenceClient):
     _frozen: int | None = None
 
@@ -64,8 +77,12 @@ class MissingTxnId(ReferenceClient):
         return None
 
 
-@fault("repeated-txnid", "client", ("WRT-TXNID-UNIQUE",),
-       "One txnId per client instance, repeated in every commit it writes.")
+@fault(
+    "repeated-txnid",
+    "client",
+    ("WRT-TXNID-UNIQUE",),
+    "One txnId per client instance, repeated in every commit it writes.",
+)
 class RepeatedTxnId(ReferenceClient):
     _fixed: str | None = None
 
@@ -78,8 +95,12 @@ class RepeatedTxnId(ReferenceClient):
 # ====================================================================== writer: proposing
 
 
-@fault("unpadded-staged-name", "client", ("WRT-STAGED-NAME",),
-       "Staged commit names carry the version without zero-padding.")
+@fault(
+    "unpadded-staged-name",
+    "client",
+    ("WRT-STAGED-NAME",),
+    "Staged commit names carry the version without zero-padding.",
+)
 class UnpaddedStagedName(ReferenceClient):
     def _staged_uri(self, location: str, version: int) -> str:
         return f"{staged_dir(location)}/{version}.{uuid.uuid4()}.json"
@@ -93,8 +114,12 @@ class _JsonArrayTolerantReader(LogReader):
         return super()._decode(content)
 
 
-@fault("staged-json-array", "client", ("WRT-STAGED-FORMAT",),
-       "A staged commit is one JSON array of actions instead of one action per line.")
+@fault(
+    "staged-json-array",
+    "client",
+    ("WRT-STAGED-FORMAT",),
+    "A staged commit is one JSON array of actions instead of one action per line.",
+)
 class StagedJsonArray(ReferenceClient):
     log_class = _JsonArrayTolerantReader  # the writer reads back what it writes, so it keeps committing
 
@@ -102,15 +127,23 @@ class StagedJsonArray(ReferenceClient):
         return json.dumps(actions).encode() + b"\n"
 
 
-@fault("reuse-staged-file", "client", ("WRT-STAGED-NO-REUSE",),
-       "After a conflict the staged file of the lost attempt is proposed again for the next version.")
+@fault(
+    "reuse-staged-file",
+    "client",
+    ("WRT-STAGED-NO-REUSE",),
+    "After a conflict the staged file of the lost attempt is proposed again for the next version.",
+)
 class ReuseStagedFile(ReferenceClient):
     def _stage(self, location: str, version: int, content: bytes, previous: str | None) -> str:
         return previous if previous is not None else super()._stage(location, version, content, None)
 
 
-@fault("filesystem-commit", "client", ("WRT-NO-FILESYSTEM-COMMIT",),
-       "Writes _delta_log/<v>.json put-if-absent before proposing v to the catalog.")
+@fault(
+    "filesystem-commit",
+    "client",
+    ("WRT-NO-FILESYSTEM-COMMIT",),
+    "Writes _delta_log/<v>.json put-if-absent before proposing v to the catalog.",
+)
 class FilesystemCommit(ReferenceClient):
     def _before_propose(self, table: TableInfo, version: int, content: bytes) -> None:
         with contextlib.suppress(FileExistsError):
@@ -126,8 +159,12 @@ class PublishOutOfOrder(ReferenceClient):
         return sorted(versions, reverse=True)
 
 
-@fault("publish-rewrites", "client", ("WRT-PUBLISH-IDENTICAL",),
-       "Publishing re-serialises the commit (sorted keys, other spacing) instead of copying its bytes.")
+@fault(
+    "publish-rewrites",
+    "client",
+    ("WRT-PUBLISH-IDENTICAL",),
+    "Publishing re-serialises the commit (sorted keys, other spacing) instead of copying its bytes.",
+)
 class PublishRewrites(ReferenceClient):
     def _published_bytes(self, content: bytes) -> bytes:
         lines = [json.dumps(a, sort_keys=True, separators=(", ", ": ")) for a in decode_commit(content)]
@@ -137,29 +174,40 @@ class PublishRewrites(ReferenceClient):
 # ====================================================================== writer: maintenance
 
 
-@fault("checkpoint-unpublished", "client", ("WRT-CHECKPOINT-PUBLISHED",),
-       "Checkpoints the latest ratified version even when it is not published.")
+@fault(
+    "checkpoint-unpublished",
+    "client",
+    ("WRT-CHECKPOINT-PUBLISHED",),
+    "Checkpoints the latest ratified version even when it is not published.",
+)
 class CheckpointUnpublished(ReferenceClient):
     def _checkpoint_version(self, seg: LogSegment) -> int | None:
         return seg.latest_version
 
 
-@fault("compact-unpublished", "client", ("WRT-COMPACTION-PUBLISHED",),
-       "Compacts any ratified range, published or not.")
+@fault("compact-unpublished", "client", ("WRT-COMPACTION-PUBLISHED",), "Compacts any ratified range, published or not.")
 class CompactUnpublished(ReferenceClient):
     def _compaction_allowed(self, seg: LogSegment, start: int, end: int) -> bool:
         return 0 <= start <= end and all(v in seg.commits for v in range(start, end + 1))
 
 
-@fault("ignore-maintenance-policy", "client", ("WRT-MAINTENANCE-POLICY",),
-       "Runs maintenance without consulting the catalog's policy.")
+@fault(
+    "ignore-maintenance-policy",
+    "client",
+    ("WRT-MAINTENANCE-POLICY",),
+    "Runs maintenance without consulting the catalog's policy.",
+)
 class IgnoreMaintenancePolicy(ReferenceClient):
     def _policy_allows(self, table_id: str, op: MaintenanceOp) -> bool:
         return True
 
 
-@fault("cleanup-without-checkpoint", "client", ("WRT-CLEANUP-NEEDS-CHECKPOINT",),
-       "Without a checkpoint at or before the cut-off, cleans up as if there were one at the cut-off.")
+@fault(
+    "cleanup-without-checkpoint",
+    "client",
+    ("WRT-CLEANUP-NEEDS-CHECKPOINT",),
+    "Without a checkpoint at or before the cut-off, cleans up as if there were one at the cut-off.",
+)
 class CleanupWithoutCheckpoint(ReferenceClient):
     def _cleanup_plan(self, uris: list[str], cutoff_version: int) -> list[str]:
         files = log_files(uris)
@@ -167,8 +215,12 @@ class CleanupWithoutCheckpoint(ReferenceClient):
         return files_to_delete(files, cutoff_version if cp is None else cp)
 
 
-@fault("cleanup-drops-after-checkpoint", "client", ("WRT-CLEANUP-KEEPS",),
-       "Also deletes the published commits after the cut-off checkpoint up to the cut-off version.")
+@fault(
+    "cleanup-drops-after-checkpoint",
+    "client",
+    ("WRT-CLEANUP-KEEPS",),
+    "Also deletes the published commits after the cut-off checkpoint up to the cut-off version.",
+)
 class CleanupDropsAfterCheckpoint(ReferenceClient):
     def _cleanup_plan(self, uris: list[str], cutoff_version: int) -> list[str]:
         files = log_files(uris)
@@ -179,8 +231,12 @@ class CleanupDropsAfterCheckpoint(ReferenceClient):
         return sorted(set(files_to_delete(files, cp)) | set(extra))
 
 
-@fault("cleanup-above-cutoff", "client", ("WRT-CLEANUP-STAGED-ABOVE",),
-       "Deletes every staged commit, also those above the cut-off checkpoint.")
+@fault(
+    "cleanup-above-cutoff",
+    "client",
+    ("WRT-CLEANUP-STAGED-ABOVE",),
+    "Deletes every staged commit, also those above the cut-off checkpoint.",
+)
 class CleanupAboveCutoff(ReferenceClient):
     def _cleanup_plan(self, uris: list[str], cutoff_version: int) -> list[str]:
         files = log_files(uris)
@@ -190,16 +246,14 @@ class CleanupAboveCutoff(ReferenceClient):
         return sorted(set(files_to_delete(files, cp)) | {f.uri for f in files if f.kind == "staged"})
 
 
-@fault("cleanup-keeps-staged", "client", ("WRT-CLEANUP-STAGED-BELOW",),
-       "Never deletes staged commits.")
+@fault("cleanup-keeps-staged", "client", ("WRT-CLEANUP-STAGED-BELOW",), "Never deletes staged commits.")
 class CleanupKeepsStaged(ReferenceClient):
     def _cleanup_plan(self, uris: list[str], cutoff_version: int) -> list[str]:
         staged = {f.uri for f in log_files(uris) if f.kind == "staged"}
         return [u for u in plan_cleanup(uris, cutoff_version) if u not in staged]
 
 
-@fault("cleanup-keeps-compactions", "client", ("WRT-CLEANUP-COMPACTION",),
-       "Never deletes log compaction files.")
+@fault("cleanup-keeps-compactions", "client", ("WRT-CLEANUP-COMPACTION",), "Never deletes log compaction files.")
 class CleanupKeepsCompactions(ReferenceClient):
     def _cleanup_plan(self, uris: list[str], cutoff_version: int) -> list[str]:
         compactions = {f.uri for f in log_files(uris) if f.kind == "compaction"}
@@ -209,8 +263,12 @@ class CleanupKeepsCompactions(ReferenceClient):
 # ====================================================================== discovery
 
 
-@fault("guess-location", "client", ("WRT-DISCOVERY", "RDR-DISCOVERY"),
-       "Uses <parent of the resolved location>/<name> as the table location instead of the resolved one.")
+@fault(
+    "guess-location",
+    "client",
+    ("WRT-DISCOVERY", "RDR-DISCOVERY"),
+    "Uses <parent of the resolved location>/<name> as the table location instead of the resolved one.",
+)
 class GuessLocation(ReferenceClient):
     def _table(self, name: str) -> TableInfo:
         info = super()._table(name)  # only for the table id
@@ -227,8 +285,12 @@ class _FilesystemReader(LogReader):
         return GetCommitsResponse([], max(published, default=-1))
 
 
-@fault("filesystem-reader", "client", ("RDR-UNPUBLISHED",),
-       "Never asks the catalog for commits: reads only published files, up to the newest one.")
+@fault(
+    "filesystem-reader",
+    "client",
+    ("RDR-UNPUBLISHED",),
+    "Never asks the catalog for commits: reads only published files, up to the newest one.",
+)
 class FilesystemReader(ReferenceClient):
     reader_class = _FilesystemReader
 
@@ -238,8 +300,12 @@ class _PreferPublishedReader(LogReader):
         return published if published is not None else ratified
 
 
-@fault("prefer-published", "client", ("RDR-CATALOG-PRECEDENCE",),
-       "Uses the published file of a version even when the catalog supplies that commit.")
+@fault(
+    "prefer-published",
+    "client",
+    ("RDR-CATALOG-PRECEDENCE",),
+    "Uses the published file of a version even when the catalog supplies that commit.",
+)
 class PreferPublished(ReferenceClient):
     reader_class = _PreferPublishedReader
 
@@ -251,8 +317,12 @@ class _ReadPastLatestReader(LogReader):
         return replace(resp, latest_version=max([resp.latest_version, *published]))
 
 
-@fault("read-past-latest", "client", ("RDR-IGNORE-ABOVE-LATEST",),
-       "Also uses published files above the catalog's latest ratified version.")
+@fault(
+    "read-past-latest",
+    "client",
+    ("RDR-IGNORE-ABOVE-LATEST",),
+    "Also uses published files above the catalog's latest ratified version.",
+)
 class ReadPastLatest(ReferenceClient):
     reader_class = _ReadPastLatestReader
 
@@ -278,8 +348,12 @@ class _TrustStagedReader(LogReader):
         return GetCommitsResponse(commits, max([resp.latest_version, *guessed]))
 
 
-@fault("trust-staged-files", "client", ("RDR-IGNORE-UNRATIFIED", "RDR-RFC-EXAMPLE"),
-       "Interprets _staged_commits itself: the newest parseable staged file of a version counts as ratified.")
+@fault(
+    "trust-staged-files",
+    "client",
+    ("RDR-IGNORE-UNRATIFIED", "RDR-RFC-EXAMPLE"),
+    "Interprets _staged_commits itself: the newest parseable staged file of a version counts as ratified.",
+)
 class TrustStagedFiles(ReferenceClient):
     reader_class = _TrustStagedReader
 
@@ -289,8 +363,12 @@ class _CatalogOnlyReader(LogReader):
         return []
 
 
-@fault("catalog-only-reader", "client", ("RDR-LIST-FALLBACK",),
-       "Never lists _delta_log: only the catalog's commits are used.")
+@fault(
+    "catalog-only-reader",
+    "client",
+    ("RDR-LIST-FALLBACK",),
+    "Never lists _delta_log: only the catalog's commits are used.",
+)
 class CatalogOnlyReader(ReferenceClient):
     reader_class = _CatalogOnlyReader
 
@@ -300,7 +378,11 @@ class _MtimeReader(LogReader):
         return ref.mtime_ms if ref.mtime_ms is not None else super()._commit_timestamp(ref, actions)
 
 
-@fault("mtime-time-travel", "client", ("RDR-TIME-TRAVEL-ICT",),
-       "Time travel by timestamp uses file modification times instead of in-commit timestamps.")
+@fault(
+    "mtime-time-travel",
+    "client",
+    ("RDR-TIME-TRAVEL-ICT",),
+    "Time travel by timestamp uses file modification times instead of in-commit timestamps.",
+)
 class MtimeTimeTravel(ReferenceClient):
     reader_class = _MtimeReader

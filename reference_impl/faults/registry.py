@@ -6,8 +6,9 @@ whose checks must catch it (asserted by the self-test).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
 
 Side = Literal["catalog", "client"]
 

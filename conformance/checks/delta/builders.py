@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from conformance.targets.contract import Catalog, RatifiedCommit, StagingTable, Storage, TableInfo
+from conformance.targets.contract import Catalog, StagingTable, Storage, TableInfo
 from reference_impl.delta import actions as A
 from reference_impl.delta import log_paths as P
 from reference_impl.delta.data_files import write_data_file
@@ -27,11 +27,13 @@ def ict_of(version: int) -> int:
 
 def version0(table_id: str) -> bytes:
     """The creating commit of a catalog-managed table (RFC "Catalog-managed Table Enablement")."""
-    return A.encode_commit([
-        A.commit_info_action(ict_of(0), str(uuid.uuid4()), "CREATE TABLE"),
-        A.protocol_action(),
-        A.metadata_action(table_id, ict_of(0), A.default_configuration()),
-    ])
+    return A.encode_commit(
+        [
+            A.commit_info_action(ict_of(0), str(uuid.uuid4()), "CREATE TABLE"),
+            A.protocol_action(),
+            A.metadata_action(table_id, ict_of(0), A.default_configuration()),
+        ]
+    )
 
 
 @dataclass
@@ -44,12 +46,18 @@ class LogBuilder:
 
     def data_commit(self, version: int, value: str | None = None, ict: int | None = None) -> bytes:
         """A commit adding one row ``{id: version, value}`` in its own data file."""
-        add = write_data_file(self.storage, self.location, [{"id": version, "value": value or f"v{version}"}],
-                              modification_time=ict_of(version))
-        return A.encode_commit([
-            A.commit_info_action(ict if ict is not None else ict_of(version), str(uuid.uuid4()), "WRITE"),
-            add,
-        ])
+        add = write_data_file(
+            self.storage,
+            self.location,
+            [{"id": version, "value": value or f"v{version}"}],
+            modification_time=ict_of(version),
+        )
+        return A.encode_commit(
+            [
+                A.commit_info_action(ict if ict is not None else ict_of(version), str(uuid.uuid4()), "WRITE"),
+                add,
+            ]
+        )
 
     def publish(self, version: int, content: bytes) -> str:
         uri = P.delta_uri(self.location, version)
@@ -83,7 +91,8 @@ class CatalogDriver:
 
     def stage(self, table: TableInfo, version: int) -> str:
         return LogBuilder(self.storage, table.location).stage(
-            version, LogBuilder(self.storage, table.location).data_commit(version))
+            version, LogBuilder(self.storage, table.location).data_commit(version)
+        )
 
     def propose(self, table: TableInfo, version: int) -> str:
         """Stage and propose ``version``; return the staged URI (raises what the catalog raises)."""
@@ -94,10 +103,11 @@ class CatalogDriver:
     def commit_range(self, table: TableInfo, first: int, last: int) -> dict[int, str]:
         return {v: self.propose(table, v) for v in range(first, last + 1)}
 
-
-def seed_table(catalog: Catalog, name: str, location: str, latest: int,
-               commits: list[RatifiedCommit], latest_published: int = -1) -> TableInfo:
-    """Register a table whose files the suite wrote, with the given catalog state (reference only)."""
-    importer = getattr(catalog, "import_table")
-    info: TableInfo = importer(name, location, latest, commits, latest_published)
-    return info
+    def publish(self, table: TableInfo, upto: int) -> None:
+        """Publish every listed commit up to ``upto`` (copy to ``_delta_log/<v>.json``), then tell the catalog."""
+        for commit in self.catalog.get_commits(table.table_id, None, upto).commits:
+            uri = P.delta_uri(table.location, commit.version)
+            content = commit.inline_content if commit.staged_uri is None else self.storage.get(commit.staged_uri)
+            if content is not None and not self.storage.exists(uri):
+                self.storage.put(uri, content, if_absent=True)
+        self.catalog.mark_published(table.table_id, upto)

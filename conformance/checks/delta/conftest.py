@@ -10,6 +10,7 @@ from conformance.checks.delta.builders import CatalogDriver, LogBuilder
 from conformance.observe.recording import RecordingCatalog, RecordingStorage
 from conformance.observe.transcript import Transcript
 from conformance.run_context import RunContext
+from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.client import ReferenceClient
 
 
@@ -28,8 +29,13 @@ def driver(catalog: RecordingCatalog, suite_storage: RecordingStorage) -> Catalo
 @pytest.fixture
 def suite_client(lakecert: RunContext, transcript: Transcript, suite_storage: RecordingStorage) -> ReferenceClient:
     """A correct client on the reference catalog, for the suite's own writes (e.g. a rival commit)."""
-    return ReferenceClient(RecordingCatalog(lakecert.reference_catalog(), transcript, actor="suite"),
-                           suite_storage)
+    return ReferenceClient(RecordingCatalog(lakecert.reference_catalog(), transcript, actor="suite"), suite_storage)
+
+
+@pytest.fixture
+def ref_admin(lakecert: RunContext) -> ReferenceCatalog:
+    """Admin access to the reference catalog: seed a table state, set a policy, look up a table."""
+    return lakecert.reference_catalog()
 
 
 @pytest.fixture

@@ -13,14 +13,16 @@ KNOWN_OPS = {"checkpoint", "log_compaction", "checksum", "metadata_cleanup", "va
 
 
 @pytest.mark.req("CAT-RESOLVE-LOCATION")
-def test_resolution_returns_the_table_location(catalog: RecordingCatalog, driver: CatalogDriver,
-                                               table_name: str) -> None:
+def test_resolution_returns_the_table_location(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
     staging = catalog.create_staging_table()
     driver.storage.put(delta_uri(staging.location, 0), version0(staging.table_id))
     catalog.register_table(table_name, staging.table_id)
     info = catalog.resolve(table_name)
     assert info.location.rstrip("/") == staging.location.rstrip("/"), (
-        f"resolved {info.location}, the table lives at {staging.location}")
+        f"resolved {info.location}, the table lives at {staging.location}"
+    )
     assert info.table_id == staging.table_id
 
 

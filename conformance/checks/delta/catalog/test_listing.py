@@ -18,8 +18,7 @@ def test_listing_is_ascending(catalog: RecordingCatalog, driver: CatalogDriver, 
 
 
 @pytest.mark.req("CAT-LIST-CONTIGUOUS")
-def test_listing_is_contiguous_up_to_latest(catalog: RecordingCatalog, driver: CatalogDriver,
-                                            table_name: str) -> None:
+def test_listing_is_contiguous_up_to_latest(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
     table = driver.new_table(table_name)
     driver.commit_range(table, 1, 5)
     resp = catalog.get_commits(table.table_id)
@@ -49,19 +48,21 @@ def test_listing_carries_latest_version(catalog: RecordingCatalog, driver: Catal
 
 
 @pytest.mark.req("CAT-LIST-LATEST")
-def test_latest_version_is_kept_when_nothing_is_listed(catalog: RecordingCatalog, driver: CatalogDriver,
-                                                        table_name: str) -> None:
+def test_latest_version_is_kept_when_nothing_is_listed(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
     table = driver.new_table(table_name)
     driver.commit_range(table, 1, 3)
-    catalog.mark_published(table.table_id, 3)
+    driver.publish(table, 3)
     resp = catalog.get_commits(table.table_id, 4)
     assert resp.commits == [], f"nothing above 3 exists, yet {resp.commits} was listed"
     assert resp.latest_version == 3, f"with an empty listing the latest version said {resp.latest_version}"
 
 
 @pytest.mark.req("CAT-LIST-RATIFIED-ONLY")
-def test_rejected_and_unproposed_files_are_not_listed(catalog: RecordingCatalog, driver: CatalogDriver,
-                                                      table_name: str) -> None:
+def test_rejected_and_unproposed_files_are_not_listed(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
     table = driver.new_table(table_name)
     ratified = driver.commit_range(table, 1, 2)
     rejected = driver.stage(table, 2)

@@ -6,8 +6,6 @@ reruns with the same seed and hypothesis shrinks it to a short schedule.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -61,7 +59,7 @@ def machine(catalog: RecordingCatalog, driver: CatalogDriver, name: str) -> type
         @rule(back=st.integers(0, 3))
         def publish(self, back: int) -> None:
             version = max(0, self.model.latest - back)
-            catalog.mark_published(self.table.table_id, version)
+            driver.publish(self.table, version)
             self.model.mark_published(version)
 
         @rule(start=st.integers(0, 8), span=st.none() | st.integers(0, 4))
@@ -88,8 +86,10 @@ def machine(catalog: RecordingCatalog, driver: CatalogDriver, name: str) -> type
     return CatalogMachine
 
 
-@pytest.mark.req("CAT-RATIFY-ONCE", "CAT-RATIFY-SEQUENTIAL", "CAT-RETAIN-UNPUBLISHED", "CAT-LIST-LATEST",
-                 "CAT-LIST-RATIFIED-ONLY")
-def test_random_schedules_match_the_model(lakecert: RunContext, catalog: RecordingCatalog,
-                                          driver: CatalogDriver, table_name: str, seed: int) -> None:
+@pytest.mark.req(
+    "CAT-RATIFY-ONCE", "CAT-RATIFY-SEQUENTIAL", "CAT-RETAIN-UNPUBLISHED", "CAT-LIST-LATEST", "CAT-LIST-RATIFIED-ONLY"
+)
+def test_random_schedules_match_the_model(
+    lakecert: RunContext, catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, seed: int
+) -> None:
     run_machine(machine(catalog, driver, table_name), seed, lakecert.config.data["model"])

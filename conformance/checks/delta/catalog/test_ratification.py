@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, ict_of
@@ -25,8 +27,9 @@ def test_gap_is_refused(catalog: RecordingCatalog, driver: CatalogDriver, table_
 
 
 @pytest.mark.req("CAT-RATIFY-ONCE")
-def test_second_proposal_for_a_version_conflicts(catalog: RecordingCatalog, driver: CatalogDriver,
-                                                  table_name: str) -> None:
+def test_second_proposal_for_a_version_conflicts(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
     table = driver.new_table(table_name)
     first = driver.commit_range(table, 1, 2)[2]
     rival = driver.stage(table, 2)
@@ -37,8 +40,7 @@ def test_second_proposal_for_a_version_conflicts(catalog: RecordingCatalog, driv
 
 
 @pytest.mark.req("CAT-CONFLICT-LATEST")
-def test_conflict_reports_latest_version(catalog: RecordingCatalog, driver: CatalogDriver,
-                                         table_name: str) -> None:
+def test_conflict_reports_latest_version(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
     table = driver.new_table(table_name)
     driver.commit_range(table, 1, 3)
     rival = driver.stage(table, 2)
@@ -48,22 +50,28 @@ def test_conflict_reports_latest_version(catalog: RecordingCatalog, driver: Cata
 
 
 @pytest.mark.req("CAT-RATIFY-RACE")
-def test_concurrent_proposals_have_one_winner(lakecert: RunContext, catalog: RecordingCatalog,
-                                              driver: CatalogDriver, table_name: str, seed: int,
-                                              transcript: Transcript) -> None:
+def test_concurrent_proposals_have_one_winner(
+    lakecert: RunContext,
+    catalog: RecordingCatalog,
+    driver: CatalogDriver,
+    table_name: str,
+    seed: int,
+    transcript: Transcript,
+) -> None:
     table = driver.new_table(table_name)
     proposers = lakecert.config.data["race"]["proposers"]
     for round_no in range(lakecert.config.data["race"]["repeats"]):
         version = round_no + 1
         staged = [driver.stage(table, version) for _ in range(proposers)]
+        propose = partial(catalog.commit, table.table_id, version, in_commit_timestamp=ict_of(version))
         outcomes = race(
-            [lambda uri=uri: catalog.commit(table.table_id, version, staged_uri=uri,  # type: ignore[misc]
-                                            in_commit_timestamp=ict_of(version)) for uri in staged],
-            seed=seed + round_no, transcript=transcript)
+            [partial(propose, staged_uri=uri) for uri in staged], seed=seed + round_no, transcript=transcript
+        )
         winners = [i for i, o in enumerate(outcomes) if o.ok]
         losers = [o for o in outcomes if not o.ok]
         assert len(winners) == 1, f"round {round_no}: {len(winners)} proposers won version {version}"
         assert all(isinstance(o.error, CommitConflict) for o in losers), (
-            f"round {round_no}: losers got {[type(o.error).__name__ for o in losers]}, not conflicts")
+            f"round {round_no}: losers got {[type(o.error).__name__ for o in losers]}, not conflicts"
+        )
         listed = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
         assert listed.get(version) == staged[winners[0]], f"round {round_no}: the listed commit is not the winner's"

@@ -11,8 +11,7 @@ from conformance.targets.contract import NotSupported
 
 
 @pytest.mark.req("CAT-RETAIN-UNPUBLISHED")
-def test_unpublished_commits_stay_unchanged(catalog: RecordingCatalog, driver: CatalogDriver,
-                                            table_name: str) -> None:
+def test_unpublished_commits_stay_unchanged(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
     table = driver.new_table(table_name)
     first = driver.commit_range(table, 1, 3)
     before = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
@@ -24,19 +23,21 @@ def test_unpublished_commits_stay_unchanged(catalog: RecordingCatalog, driver: C
 
 
 @pytest.mark.req("CAT-FORGET-PUBLISHED-ONLY")
-def test_publication_mark_drops_nothing_above_it(catalog: RecordingCatalog, driver: CatalogDriver,
-                                                 table_name: str) -> None:
+def test_publication_mark_drops_nothing_above_it(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
     table = driver.new_table(table_name)
     staged = driver.commit_range(table, 1, 6)
-    catalog.mark_published(table.table_id, 3)
+    driver.publish(table, 3)
     listed = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
     for version in (4, 5, 6):
         assert listed.get(version) == staged[version], f"unpublished v{version} was dropped after publishing up to 3"
 
 
 @pytest.mark.req("CAT-INLINE-COMMITS")
-def test_inline_content_is_served_byte_for_byte(catalog: RecordingCatalog, driver: CatalogDriver,
-                                                table_name: str, seeded: LogBuilder) -> None:
+def test_inline_content_is_served_byte_for_byte(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, seeded: LogBuilder
+) -> None:
     table = driver.new_table(table_name)
     content = LogBuilder(seeded.storage, table.location).data_commit(1)
     try:

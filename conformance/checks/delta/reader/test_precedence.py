@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks.delta.builders import LogBuilder, expected_rows, ict_of, seed_table, version0
-from conformance.observe.recording import RecordingCatalog, RecordingClient
+from conformance.checks.delta.builders import LogBuilder, expected_rows, ict_of, version0
+from conformance.observe.recording import RecordingClient
 from conformance.targets.contract import RatifiedCommit
+from reference_impl.catalog.catalog import ReferenceCatalog
 
 
 def _published(b: LogBuilder, last: int) -> None:
@@ -20,70 +21,78 @@ def _published(b: LogBuilder, last: int) -> None:
 
 
 def _staged(b: LogBuilder, version: int, value: str | None = None) -> RatifiedCommit:
-    return RatifiedCommit(version, staged_uri=b.stage(version, b.data_commit(version, value)),
-                          in_commit_timestamp=ict_of(version))
+    return RatifiedCommit(
+        version, staged_uri=b.stage(version, b.data_commit(version, value)), in_commit_timestamp=ict_of(version)
+    )
 
 
 @pytest.mark.req("RDR-UNPUBLISHED")
-def test_reader_includes_unpublished_commits(client: RecordingClient, ref_catalog: RecordingCatalog,
-                                             seeded: LogBuilder, table_name: str) -> None:
+def test_reader_includes_unpublished_commits(
+    client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
+) -> None:
     _published(seeded, 2)
     inline = RatifiedCommit(4, inline_content=seeded.data_commit(4), in_commit_timestamp=ict_of(4))
-    seed_table(ref_catalog.inner, table_name, seeded.location, 4, [_staged(seeded, 3), inline], 2)
+    ref_admin.import_table(table_name, seeded.location, 4, [_staged(seeded, 3), inline], 2)
     result = client.read(table_name)
     assert result.version == 4, f"read version {result.version}; the catalog ratified up to 4"
     assert result.rows == expected_rows(range(5)), f"rows {result.rows} miss the unpublished commits 3 and 4"
 
 
 @pytest.mark.req("RDR-CATALOG-PRECEDENCE")
-def test_catalog_commit_wins_over_published_file(client: RecordingClient, ref_catalog: RecordingCatalog,
-                                                 seeded: LogBuilder, table_name: str) -> None:
+def test_catalog_commit_wins_over_published_file(
+    client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
+) -> None:
     _published(seeded, 2)
     seeded.publish(3, seeded.data_commit(3, "stale-published"))
-    seed_table(ref_catalog.inner, table_name, seeded.location, 3, [_staged(seeded, 3, "from-catalog")], -1)
+    ref_admin.import_table(table_name, seeded.location, 3, [_staged(seeded, 3, "from-catalog")], -1)
     result = client.read(table_name)
     assert result.rows == expected_rows(range(4), {3: "from-catalog"}), (
-        f"v3 must come from the catalog's commit; rows were {result.rows}")
+        f"v3 must come from the catalog's commit; rows were {result.rows}"
+    )
 
 
 @pytest.mark.req("RDR-IGNORE-ABOVE-LATEST")
-def test_files_above_latest_version_are_ignored(client: RecordingClient, ref_catalog: RecordingCatalog,
-                                                seeded: LogBuilder, table_name: str) -> None:
+def test_files_above_latest_version_are_ignored(
+    client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
+) -> None:
     _published(seeded, 3)
     seeded.publish(4, seeded.data_commit(4))
     seeded.stage(5, seeded.data_commit(5))
-    seed_table(ref_catalog.inner, table_name, seeded.location, 3, [], 3)
+    ref_admin.import_table(table_name, seeded.location, 3, [], 3)
     result = client.read(table_name)
     assert result.version == 3, f"read version {result.version}; the catalog's latest is 3"
     assert result.rows == expected_rows(range(4)), f"rows {result.rows} include versions above 3"
 
 
 @pytest.mark.req("RDR-IGNORE-UNRATIFIED")
-def test_unratified_staged_files_are_ignored(client: RecordingClient, ref_catalog: RecordingCatalog,
-                                             seeded: LogBuilder, table_name: str) -> None:
+def test_unratified_staged_files_are_ignored(
+    client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
+) -> None:
     _published(seeded, 1)
     ratified = [_staged(seeded, 2), _staged(seeded, 3)]
     seeded.stage(3, seeded.data_commit(3, "rejected"))  # lost the race for v3, written later
     seeded.stage(4, seeded.data_commit(4, "unratified"))
     seeded.stage(4, seeded.data_commit(4)[:-7])  # a partial file
-    seed_table(ref_catalog.inner, table_name, seeded.location, 3, ratified, 1)
+    ref_admin.import_table(table_name, seeded.location, 3, ratified, 1)
     result = client.read(table_name)
     assert result.rows == expected_rows(range(4)), f"rows {result.rows}: a rejected or unratified file was used"
 
 
 @pytest.mark.req("RDR-LIST-FALLBACK")
-def test_published_commits_come_from_the_log(client: RecordingClient, ref_catalog: RecordingCatalog,
-                                             seeded: LogBuilder, table_name: str) -> None:
+def test_published_commits_come_from_the_log(
+    client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
+) -> None:
     _published(seeded, 4)
-    seed_table(ref_catalog.inner, table_name, seeded.location, 5, [_staged(seeded, 5)], 4)
+    ref_admin.import_table(table_name, seeded.location, 5, [_staged(seeded, 5)], 4)
     result = client.read(table_name)
     assert result.rows == expected_rows(range(6)), f"rows {result.rows}; v1-v4 live only in _delta_log"
 
 
 @pytest.mark.req("RDR-DISCOVERY")
-def test_reader_uses_the_resolved_location(client: RecordingClient, ref_catalog: RecordingCatalog,
-                                           seeded: LogBuilder, table_name: str) -> None:
+def test_reader_uses_the_resolved_location(
+    client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
+) -> None:
     _published(seeded, 2)
-    seed_table(ref_catalog.inner, table_name, seeded.location, 2, [], 2)
+    ref_admin.import_table(table_name, seeded.location, 2, [], 2)
     result = client.read(table_name)
     assert result.rows == expected_rows(range(3)), f"rows {result.rows} from {seeded.location}"

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 import pytest
 
 from conformance.checks.delta.evidence import ratified_content, table_commits
-from conformance.observe.recording import RecordingCatalog, RecordingClient
+from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.targets.contract import Storage, TableInfo
+from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.actions import Action
 
 
@@ -26,13 +27,18 @@ class WrittenTable:
 
 
 @pytest.fixture
-def written(client: RecordingClient, ref_catalog: RecordingCatalog, suite_storage: Storage,
-            transcript: Transcript, table_name: str) -> WrittenTable:
+def written(
+    client: RecordingClient,
+    ref_admin: ReferenceCatalog,
+    suite_storage: Storage,
+    transcript: Transcript,
+    table_name: str,
+) -> WrittenTable:
     """create, three appends, a delete: five commits through the catalog, nothing published."""
     client.create_table(table_name)
     for i in range(3):
         client.append(table_name, [{"id": 10 * i + 1, "value": "a"}, {"id": 10 * i + 2, "value": "b"}])
     client.delete(table_name, [1])
-    info = ref_catalog.inner.resolve(table_name)
+    info = ref_admin.resolve(table_name)
     ratified = ratified_content(transcript, suite_storage, info.table_id)
     return WrittenTable(info, ratified, suite_storage)

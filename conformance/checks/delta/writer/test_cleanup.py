@@ -20,9 +20,8 @@ def _prepare(suite_client: ReferenceClient, name: str, *, checkpoint: bool) -> s
     for v in range(1, 4):
         suite_client.append(name, [{"id": v, "value": "x"}])
     suite_client.publish(name)
-    if checkpoint:
-        if suite_client.checkpoint(name) != 3 or not suite_client.compact_log(name, 1, 2):
-            raise RuntimeError("the suite's own client could not prepare the checkpoint and compaction")
+    if checkpoint and (suite_client.checkpoint(name) != 3 or not suite_client.compact_log(name, 1, 2)):
+        raise RuntimeError("the suite's own client could not prepare the checkpoint and compaction")
     for v in range(4, 7):
         suite_client.append(name, [{"id": v, "value": "x"}])
     suite_client.publish(name)
@@ -42,26 +41,30 @@ def _cleanup(client: RecordingClient, storage: Storage, location: str, name: str
 
 
 @pytest.mark.req("WRT-CLEANUP-NEEDS-CHECKPOINT")
-def test_no_cleanup_without_a_checkpoint(client: RecordingClient, suite_client: ReferenceClient,
-                                         suite_storage: Storage, table_name: str) -> None:
+def test_no_cleanup_without_a_checkpoint(
+    client: RecordingClient, suite_client: ReferenceClient, suite_storage: Storage, table_name: str
+) -> None:
     location = _prepare(suite_client, table_name, checkpoint=False)
     _, deleted = _cleanup(client, suite_storage, location, table_name)
     assert not deleted, f"deleted without any checkpoint at or before v{CUTOFF}: {sorted(f.uri for f in deleted)}"
 
 
 @pytest.mark.req("WRT-CLEANUP-KEEPS")
-def test_cleanup_keeps_checkpoint_and_later_commits(client: RecordingClient, suite_client: ReferenceClient,
-                                                    suite_storage: Storage, table_name: str) -> None:
+def test_cleanup_keeps_checkpoint_and_later_commits(
+    client: RecordingClient, suite_client: ReferenceClient, suite_storage: Storage, table_name: str
+) -> None:
     location = _prepare(suite_client, table_name, checkpoint=True)
     _, deleted = _cleanup(client, suite_storage, location, table_name)
-    lost = [f.uri for f in deleted if (f.kind == "checkpoint" and f.version == 3)
-            or (f.kind == "delta" and f.version > 3)]
+    lost = [
+        f.uri for f in deleted if (f.kind == "checkpoint" and f.version == 3) or (f.kind == "delta" and f.version > 3)
+    ]
     assert not lost, f"cleanup removed the cut-off checkpoint or published commits after it: {lost}"
 
 
 @pytest.mark.req("WRT-CLEANUP-STAGED-ABOVE")
-def test_cleanup_keeps_staged_commits_above_the_checkpoint(client: RecordingClient, suite_client: ReferenceClient,
-                                                           suite_storage: Storage, table_name: str) -> None:
+def test_cleanup_keeps_staged_commits_above_the_checkpoint(
+    client: RecordingClient, suite_client: ReferenceClient, suite_storage: Storage, table_name: str
+) -> None:
     location = _prepare(suite_client, table_name, checkpoint=True)
     _, deleted = _cleanup(client, suite_storage, location, table_name)
     lost = [f.uri for f in deleted if f.kind == "staged" and f.version > 3]
@@ -69,9 +72,9 @@ def test_cleanup_keeps_staged_commits_above_the_checkpoint(client: RecordingClie
 
 
 @pytest.mark.req("WRT-CLEANUP-STAGED-BELOW")
-def test_cleanup_removes_staged_commits_up_to_the_checkpoint(client: RecordingClient,
-                                                             suite_client: ReferenceClient,
-                                                             suite_storage: Storage, table_name: str) -> None:
+def test_cleanup_removes_staged_commits_up_to_the_checkpoint(
+    client: RecordingClient, suite_client: ReferenceClient, suite_storage: Storage, table_name: str
+) -> None:
     location = _prepare(suite_client, table_name, checkpoint=True)
     before, deleted = _cleanup(client, suite_storage, location, table_name)
     left = [f.uri for f in before - deleted if f.kind == "staged" and f.version <= 3]
@@ -79,8 +82,9 @@ def test_cleanup_removes_staged_commits_up_to_the_checkpoint(client: RecordingCl
 
 
 @pytest.mark.req("WRT-CLEANUP-COMPACTION")
-def test_cleanup_removes_old_compactions(client: RecordingClient, suite_client: ReferenceClient,
-                                         suite_storage: Storage, table_name: str) -> None:
+def test_cleanup_removes_old_compactions(
+    client: RecordingClient, suite_client: ReferenceClient, suite_storage: Storage, table_name: str
+) -> None:
     location = _prepare(suite_client, table_name, checkpoint=True)
     before, deleted = _cleanup(client, suite_storage, location, table_name)
     left = [f.uri for f in before - deleted if f.kind == "compaction" and f.version <= 3]

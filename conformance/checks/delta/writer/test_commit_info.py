@@ -15,7 +15,8 @@ from reference_impl.delta.actions import commit_info
 def test_commit_info_is_the_first_action(written: WrittenTable) -> None:
     for version, actions in written.commits.items():
         assert actions and "commitInfo" in actions[0], (
-            f"v{version} starts with {next(iter(actions[0])) if actions else 'nothing'}")
+            f"v{version} starts with {next(iter(actions[0])) if actions else 'nothing'}"
+        )
 
 
 @pytest.mark.req("WRT-ICT-MONOTONIC")

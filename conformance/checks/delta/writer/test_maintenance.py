@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.evidence import attempt, client_deletes, client_writes
-from conformance.observe.recording import RecordingCatalog, RecordingClient
+from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import not_applicable
 from conformance.targets.contract import MaintenancePolicy, NotSupported
+from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.log_paths import delta_uri
 
 
@@ -24,27 +25,33 @@ def _half_published(client: RecordingClient, name: str) -> None:
 
 def _published_by(transcript: Transcript, location: str, version: int, seq: int) -> bool:
     target = delta_uri(location, version)
-    return version == 0 or any(e.args["uri"] == target and e.seq < seq
-                               for e in transcript.events(op="put", ok=True) if e.actor in ("storage", "suite"))
+    return version == 0 or any(
+        e.args["uri"] == target and e.seq < seq
+        for e in transcript.events(op="put", ok=True)
+        if e.actor in ("storage", "suite")
+    )
 
 
 @pytest.mark.req("WRT-CHECKPOINT-PUBLISHED")
-def test_checkpoints_only_published_versions(client: RecordingClient, ref_catalog: RecordingCatalog,
-                                             transcript: Transcript, table_name: str) -> None:
+def test_checkpoints_only_published_versions(
+    client: RecordingClient, ref_admin: ReferenceCatalog, transcript: Transcript, table_name: str
+) -> None:
     _half_published(client, table_name)
     client.checkpoint(table_name)
-    location = ref_catalog.inner.resolve(table_name).location
+    location = ref_admin.resolve(table_name).location
     written = client_writes(transcript, "checkpoint")
     if not written:
         not_applicable("the client wrote no checkpoint (verified: no checkpoint file was written)")
     for event, f in written:
         assert _published_by(transcript, location, f.version, event.seq), (
-            f"checkpoint of v{f.version} written while {delta_uri(location, f.version)} did not exist")
+            f"checkpoint of v{f.version} written while {delta_uri(location, f.version)} did not exist"
+        )
 
 
 @pytest.mark.req("WRT-COMPACTION-PUBLISHED")
-def test_compacts_only_published_versions(client: RecordingClient, ref_catalog: RecordingCatalog,
-                                          transcript: Transcript, table_name: str) -> None:
+def test_compacts_only_published_versions(
+    client: RecordingClient, ref_admin: ReferenceCatalog, transcript: Transcript, table_name: str
+) -> None:
     _half_published(client, table_name)
     for start, end in ((1, 4), (1, 2)):
         try:
@@ -52,24 +59,30 @@ def test_compacts_only_published_versions(client: RecordingClient, ref_catalog: 
         except NotSupported:
             assert not client_writes(transcript, "compaction"), "compaction refused, yet a file was written"
             not_applicable("the client does not write log compaction files (verified)")
-    location = ref_catalog.inner.resolve(table_name).location
+    location = ref_admin.resolve(table_name).location
     for event, f in client_writes(transcript, "compaction"):
-        missing = [v for v in range(f.version, (f.end_version or f.version) + 1)
-                   if not _published_by(transcript, location, v, event.seq)]
+        missing = [
+            v
+            for v in range(f.version, (f.end_version or f.version) + 1)
+            if not _published_by(transcript, location, v, event.seq)
+        ]
         assert not missing, f"compaction {f.version}-{f.end_version} covers unpublished versions {missing}"
 
 
 @pytest.mark.req("WRT-MAINTENANCE-POLICY")
-def test_forbidden_maintenance_is_not_run(client: RecordingClient, ref_catalog: RecordingCatalog,
-                                          transcript: Transcript, table_name: str) -> None:
+def test_forbidden_maintenance_is_not_run(
+    client: RecordingClient, ref_admin: ReferenceCatalog, transcript: Transcript, table_name: str
+) -> None:
     client.create_table(table_name)
     for i in range(1, 4):
         client.append(table_name, [{"id": i, "value": "x"}])
     client.publish(table_name)
-    table_id = ref_catalog.inner.resolve(table_name).table_id
-    ref_catalog.inner.set_maintenance_policy(table_id, MaintenancePolicy(allowed=frozenset()))
-    transcript.notes["schedule"] = ["catalog policy: no maintenance allowed",
-                                    "client: checkpoint, compact_log(1,2), cleanup(3)"]
+    table_id = ref_admin.resolve(table_name).table_id
+    ref_admin.set_maintenance_policy(table_id, MaintenancePolicy(allowed=frozenset()))
+    transcript.notes["schedule"] = [
+        "catalog policy: no maintenance allowed",
+        "client: checkpoint, compact_log(1,2), cleanup(3)",
+    ]
     attempt(lambda: client.checkpoint(table_name))
     attempt(lambda: client.compact_log(table_name, 1, 2))
     attempt(lambda: client.cleanup(table_name, 3))

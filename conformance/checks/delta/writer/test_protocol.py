@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from conformance.checks.delta.writer.conftest import WrittenTable
 from reference_impl.delta.actions import Action
 
 
-def _single(actions: list[Action], kind: str) -> dict[str, object]:
+def _single(actions: list[Action], kind: str) -> dict[str, Any]:
     found = [a[kind] for a in actions if kind in a]
     assert len(found) == 1, f"version 0 has {len(found)} {kind} actions"
-    value: dict[str, object] = found[0]
+    value: dict[str, Any] = found[0]
     return value
 
 
@@ -32,4 +34,5 @@ def test_in_commit_timestamps_are_enabled(written: WrittenTable) -> None:
     config = metadata.get("configuration") or {}
     assert isinstance(config, dict)
     assert config.get("delta.enableInCommitTimestamps") == "true", (
-        f"delta.enableInCommitTimestamps={config.get('delta.enableInCommitTimestamps')!r}")
+        f"delta.enableInCommitTimestamps={config.get('delta.enableInCommitTimestamps')!r}"
+    )

@@ -18,8 +18,9 @@ def _published_versions(storage: Storage, location: str) -> set[int]:
 
 
 @pytest.mark.req("WRT-PUBLISH-ORDER")
-def test_versions_are_published_in_order(written: WrittenTable, client: RecordingClient,
-                                         transcript: Transcript, suite_storage: Storage) -> None:
+def test_versions_are_published_in_order(
+    written: WrittenTable, client: RecordingClient, transcript: Transcript, suite_storage: Storage
+) -> None:
     client.publish(written.info.name)
     order = [f.version for _, f in client_writes(transcript, "delta") if f.version > 0]
     if not order and _published_versions(suite_storage, written.info.location) == {0}:
@@ -29,8 +30,9 @@ def test_versions_are_published_in_order(written: WrittenTable, client: Recordin
 
 
 @pytest.mark.req("WRT-PUBLISH-IDENTICAL")
-def test_published_files_equal_the_ratified_commits(written: WrittenTable, client: RecordingClient,
-                                                    suite_storage: Storage) -> None:
+def test_published_files_equal_the_ratified_commits(
+    written: WrittenTable, client: RecordingClient, suite_storage: Storage
+) -> None:
     client.publish(written.info.name)
     published = _published_versions(suite_storage, written.info.location) - {0}
     if not published:

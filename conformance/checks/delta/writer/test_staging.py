@@ -4,32 +4,37 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks.delta.builders import LogBuilder, seed_table, version0
+from conformance.checks.delta.builders import LogBuilder, version0
 from conformance.checks.delta.evidence import attempt, client_writes, proposals
 from conformance.checks.delta.writer.conftest import WrittenTable
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import not_applicable
 from conformance.targets.contract import Storage
+from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.actions import InvalidCommitError, decode_commit
 from reference_impl.delta.client import ReferenceClient
 from reference_impl.delta.log_paths import delta_uri, parse_log_name, staged_dir
 
 
 def _staged_proposals(transcript: Transcript, table_id: str) -> list[tuple[int, str]]:
-    found = [(e.args["version"], e.args["staged_uri"]) for e in proposals(transcript, table_id)
-             if e.args["staged_uri"] is not None]
+    found = [
+        (e.args["version"], e.args["staged_uri"])
+        for e in proposals(transcript, table_id)
+        if e.args["staged_uri"] is not None
+    ]
     if not found and proposals(transcript, table_id):
         not_applicable("the writer proposes inline commits only (verified: no staged proposal)")
     return found
 
 
 @pytest.mark.req("WRT-STAGED-NAME")
-def test_staged_files_are_named_for_their_version(client: RecordingClient, ref_catalog: RecordingCatalog,
-                                                  transcript: Transcript, table_name: str) -> None:
+def test_staged_files_are_named_for_their_version(
+    client: RecordingClient, ref_admin: ReferenceCatalog, transcript: Transcript, table_name: str
+) -> None:
     client.create_table(table_name)
     outcome = attempt(lambda: [client.append(table_name, [{"id": i, "value": "x"}]) for i in range(2)])
-    table = ref_catalog.inner.resolve(table_name)
+    table = ref_admin.resolve(table_name)
     for version, uri in _staged_proposals(transcript, table.table_id):
         parsed = parse_log_name(uri)
         assert uri.startswith(staged_dir(table.location) + "/"), f"v{version} staged outside: {uri}"
@@ -39,8 +44,9 @@ def test_staged_files_are_named_for_their_version(client: RecordingClient, ref_c
 
 
 @pytest.mark.req("WRT-STAGED-FORMAT")
-def test_staged_files_have_the_published_format(written: WrittenTable, transcript: Transcript,
-                                                suite_storage: Storage) -> None:
+def test_staged_files_have_the_published_format(
+    written: WrittenTable, transcript: Transcript, suite_storage: Storage
+) -> None:
     for version, uri in _staged_proposals(transcript, written.info.table_id):
         try:
             decode_commit(suite_storage.get(uri))
@@ -49,9 +55,14 @@ def test_staged_files_have_the_published_format(written: WrittenTable, transcrip
 
 
 @pytest.mark.req("WRT-STAGED-NO-REUSE")
-def test_conflict_rewrites_the_commit_in_a_new_file(client: RecordingClient, ref_catalog: RecordingCatalog,
-                                                    suite_client: ReferenceClient, transcript: Transcript,
-                                                    table_name: str) -> None:
+def test_conflict_rewrites_the_commit_in_a_new_file(
+    ref_admin: ReferenceCatalog,
+    client: RecordingClient,
+    ref_catalog: RecordingCatalog,
+    suite_client: ReferenceClient,
+    transcript: Transcript,
+    table_name: str,
+) -> None:
     client.create_table(table_name)
     client.append(table_name, [{"id": 1, "value": "a"}])
     rival_done: list[int] = []
@@ -61,11 +72,14 @@ def test_conflict_rewrites_the_commit_in_a_new_file(client: RecordingClient, ref
         if not rival_done:
             rival_done.append(suite_client.append(table_name, [{"id": 99, "value": "rival"}]))
 
-    transcript.notes["schedule"] = ["client: create, append(v1)", "suite: append(v2) before client proposes",
-                                    "client: append, proposal for v2 conflicts, retry"]
+    transcript.notes["schedule"] = [
+        "client: create, append(v1)",
+        "suite: append(v2) before client proposes",
+        "client: append, proposal for v2 conflicts, retry",
+    ]
     ref_catalog.before_commit.append(rival)
     outcome = attempt(lambda: client.append(table_name, [{"id": 2, "value": "b"}]))
-    table_id = ref_catalog.inner.resolve(table_name).table_id
+    table_id = ref_admin.resolve(table_name).table_id
     staged = _staged_proposals(transcript, table_id)
     uris = [uri for _, uri in staged]
     assert len(uris) == len(set(uris)), f"a staged file was proposed twice: {staged}"
@@ -76,8 +90,9 @@ def test_conflict_rewrites_the_commit_in_a_new_file(client: RecordingClient, ref
 
 
 @pytest.mark.req("WRT-NO-FILESYSTEM-COMMIT")
-def test_no_published_file_before_ratification(written: WrittenTable, client: RecordingClient,
-                                               transcript: Transcript) -> None:
+def test_no_published_file_before_ratification(
+    written: WrittenTable, client: RecordingClient, transcript: Transcript
+) -> None:
     client.publish(written.info.name)
     ratified_at = {e.args["version"]: e.seq for e in proposals(transcript, written.info.table_id, ok=True)}
     for event, f in client_writes(transcript, "delta"):
@@ -88,10 +103,11 @@ def test_no_published_file_before_ratification(written: WrittenTable, client: Re
 
 
 @pytest.mark.req("WRT-DISCOVERY")
-def test_writer_uses_the_resolved_location(client: RecordingClient, ref_catalog: RecordingCatalog,
-                                           seeded: LogBuilder, transcript: Transcript, table_name: str) -> None:
+def test_writer_uses_the_resolved_location(
+    client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, transcript: Transcript, table_name: str
+) -> None:
     seeded.storage.put(delta_uri(seeded.location, 0), version0("seeded-" + table_name))
-    seed_table(ref_catalog.inner, table_name, seeded.location, 0, [], 0)
+    ref_admin.import_table(table_name, seeded.location, 0, [], 0)
     outcome = attempt(lambda: client.append(table_name, [{"id": 1, "value": "a"}]))
     writes = [e.args["uri"] for e in transcript.events(actor="storage", op="put")]
     outside = [u for u in writes if not u.startswith(seeded.location + "/")]

@@ -1,0 +1,29 @@
+"""Helpers for lakecert's own tests: run the real CLI, read its results."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def lakecert(*args: str, env: dict[str, str] | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI in its own process, as a user would."""
+    return subprocess.run(
+        [sys.executable, "-m", "conformance.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        timeout=900,
+    )
+
+
+def results(out: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((out / "results.json").read_text())
+    return data

@@ -1,0 +1,58 @@
+"""Configuration: file, environment overrides, validation, redaction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.targets.config import ConfigError, load_config
+
+
+def test_defaults_without_file() -> None:
+    cfg = load_config(None, environ={})
+    assert cfg.target == "reference" and cfg.source == "defaults"
+
+
+def test_environment_overrides_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("target: mine\nseed: 1\ntargets:\n  mine:\n    adapter: a.b:C\n    options: {token: abc, url: x}\n")
+    cfg = load_config(
+        path,
+        environ={
+            "LAKECERT_SEED": "7",
+            "LAKECERT__targets__mine__options__url": "y",
+            "LAKECERT__race__proposers": "3",
+            "LAKECERT_PROFILES": "p1, p2",
+        },
+    )
+    assert cfg.seed == 7
+    assert cfg.data["targets"]["mine"]["options"]["url"] == "y"
+    assert cfg.data["race"] == {"proposers": 3, "repeats": 5}
+    assert cfg.data["profiles"] == ["p1", "p2"]
+
+
+def test_secrets_are_masked(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("targets:\n  m:\n    adapter: a.b:C\n    options: {token: abc, secret_access_key: s, url: u}\n")
+    redacted = load_config(path, environ={}).redacted()["targets"]["m"]["options"]
+    assert redacted == {"token": "***", "secret_access_key": "***", "url": "u"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "seed: x\n",
+        "profiles: 5\n",
+        "race: {proposers: 0}\n",
+        "storage: {kind: ftp}\n",
+        "targets: []\n",
+        "- a list\n",
+        "unknown: 1\n",
+    ],
+)
+def test_invalid_config_is_rejected(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError):
+        load_config(path, environ={})
