@@ -22,7 +22,12 @@ from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.storage import make_storage
 
 SUITE_VERSION = "0.1.0"
-SIDE_OF_PROFILE = {"delta-cm-catalog": "catalog", "delta-cm-writer": "client", "delta-cm-reader": "client"}
+SIDE_OF_PROFILE = {
+    "delta-cm-catalog": "catalog",
+    "delta-cm-writer": "client",
+    "delta-cm-reader": "client",
+    "iceberg-row-delta": "engine",
+}
 
 
 def select_profiles(target: Target, wanted: list[str] | None) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from conformance.targets.contract import Catalog, DeltaClient, Storage
 
 Kind = Literal["reference", "faulty", "third-party"]
-Side = Literal["catalog", "client"]
+Side = Literal["catalog", "client", "engine"]
 
 
 @dataclass
@@ -42,5 +42,8 @@ class Target(Protocol):
 
     def make_client(self, catalog: Catalog, env: TargetEnv) -> DeltaClient:
         """Called once per check when "client" is in ``sides``; bind the client to ``catalog``."""
+
+    # Targets with the "engine" side (Iceberg profiles) also provide
+    # ``make_engine(env) -> IcebergEngine`` (see conformance/targets/iceberg_contract.py).
 
     def close(self) -> None: ...

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-Side = Literal["catalog", "client"]
+Side = Literal["catalog", "client", "engine"]
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,8 @@ class Fault:
     side: Side
     description: str
     breaks: tuple[str, ...]
-    # For side="catalog": a subclass of ReferenceCatalog; for "client": of ReferenceClient.
+    # For side="catalog": a subclass of ReferenceCatalog; "client": of ReferenceClient;
+    # "engine": a callable taking the TargetEnv and returning an IcebergEngine.
     cls: Callable[..., object]
 
 
@@ -41,5 +42,10 @@ def fault(name: str, side: Side, breaks: tuple[str, ...], description: str) -> C
 def all_faults() -> dict[str, Fault]:
     # Importing the modules registers their variants.
     from reference_impl.faults import catalog_faults, client_faults  # noqa: F401
+
+    try:  # the Iceberg engine variants, once that module exists
+        from reference_impl.faults import engine_faults  # noqa: F401
+    except ModuleNotFoundError:
+        pass
 
     return dict(sorted(FAULTS.items()))
