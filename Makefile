@@ -5,11 +5,19 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+ALLURE_VERSION := 2.46.1
+ALLURE := .cache/allure/node_modules/allure-commandline/dist/bin/allure
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: setup certify test lint selftest bench docs clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(ALLURE)
+
+# The pinned Allure command line (npm, runs on Java), local to the checkout: no global install.
+$(ALLURE):
+	mkdir -p .cache/allure
+	npm install --silent --no-audit --no-fund --prefix .cache/allure allure-commandline@$(ALLURE_VERSION)
+	test -x $@
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,8 +25,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $@
 
+# Certify the embedded reference, then write the Allure report, the matrix and JUnit beside the
+# results and certificate. The run's exit code is kept (0 certified, 1 fail, 2 error).
 certify: setup
-	$(BIN)/lakecert run --out $(OUT)
+	$(BIN)/lakecert run --out $(OUT); status=$$?; $(BIN)/lakecert report $(OUT) || exit 2; exit $$status
 
 test: setup
 	$(BIN)/python -m pytest -n auto -q tests

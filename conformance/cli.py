@@ -70,6 +70,81 @@ def cmd_run(args: argparse.Namespace) -> int:
     return print_summary(json.loads(results.read_text()), out)
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from conformance.report.allure_cli import AllureMissing, generate
+    from conformance.report.junit import write_junit
+    from conformance.report.matrix import write_matrix
+
+    dirs = [Path(d) for d in args.dirs]
+    missing = [str(d) for d in dirs if not (d / "results.json").exists()]
+    if missing:
+        print(f"lakecert: no results.json in {missing}", file=sys.stderr)
+        return USAGE_ERROR
+    for d in dirs:
+        write_junit(json.loads((d / "results.json").read_text()), d / "junit.xml")
+        if not args.no_allure and (d / "allure-results").is_dir():
+            try:
+                print(f"allure report: {generate(d / 'allure-results', d / 'allure-report')}")
+            except AllureMissing as e:
+                print(f"lakecert: {e}", file=sys.stderr)
+                return USAGE_ERROR
+        print(f"junit:         {d / 'junit.xml'}")
+    out = (
+        Path(args.out)
+        if args.out
+        else (dirs[0] if len(dirs) == 1 else Path(f"reports/matrix-{time.strftime('%Y%m%d-%H%M%S')}"))
+    )
+    print(f"matrix:        {write_matrix(dirs, out / 'matrix.html')}")
+    return 0
+
+
+def cmd_verify_certificate(args: argparse.Namespace) -> int:
+    from conformance.report.certificate import verify_certificate
+
+    cert = Path(args.certificate)
+    results = Path(args.results) if args.results else cert.parent / "results.json"
+    if not cert.exists() or not results.exists():
+        print(f"lakecert: need both {cert} and {results}", file=sys.stderr)
+        return USAGE_ERROR
+    try:
+        problems = verify_certificate(cert, results)
+    except (ValueError, KeyError) as e:
+        print(f"lakecert: malformed certificate or results: {e}", file=sys.stderr)
+        return USAGE_ERROR
+    for p in problems:
+        print(f"MISMATCH: {p}")
+    print("certificate: " + ("INVALID" if problems else "VALID"))
+    return 1 if problems else 0
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    import yaml
+
+    from conformance.report.gate import BaselineError, compare, load_baseline, render, updated_baseline
+
+    results_file = Path(args.dir) / "results.json"
+    if not results_file.exists():
+        print(f"lakecert: no results.json in {args.dir}", file=sys.stderr)
+        return USAGE_ERROR
+    results = json.loads(results_file.read_text())
+    baseline_path = Path(args.baseline)
+    try:
+        old = load_baseline(baseline_path) if baseline_path.exists() else None
+    except BaselineError as e:
+        print(f"lakecert: {e}", file=sys.stderr)
+        return USAGE_ERROR
+    if args.update:
+        baseline_path.write_text(yaml.safe_dump(updated_baseline(results, old), sort_keys=False, width=120))
+        print(f"baseline written: {baseline_path}")
+        return 0
+    if old is None:
+        print(f"lakecert: baseline {baseline_path} does not exist (create it with --update)", file=sys.stderr)
+        return USAGE_ERROR
+    report = compare(results, old)
+    print(render(report))
+    return 1 if report.blocked else 0
+
+
 def cmd_targets(args: argparse.Namespace) -> int:
     cfg = load_config(Path(args.config) if args.config else None)
     rows = list_targets(cfg)
@@ -119,6 +194,20 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--jobs", type=int, default=0, help="parallel runs (default: CPU count)")
     st.add_argument("--json", action="store_true", help="print the outcome as JSON")
     st.set_defaults(func=cmd_selftest)
+    rp = sub.add_parser("report", help="Allure HTML, JUnit XML and the compatibility matrix from run directories")
+    rp.add_argument("dirs", nargs="+", help="run directories (each with results.json)")
+    rp.add_argument("--out", help="where to write matrix.html (default: the run directory, or reports/matrix-*)")
+    rp.add_argument("--no-allure", action="store_true", help="skip the Allure HTML report")
+    rp.set_defaults(func=cmd_report)
+    vc = sub.add_parser("verify-certificate", help="check that a certificate matches its results.json")
+    vc.add_argument("certificate")
+    vc.add_argument("--results", help="results.json (default: beside the certificate)")
+    vc.set_defaults(func=cmd_verify_certificate)
+    gt = sub.add_parser("gate", help="compare a run with a baseline of known failures (docs/gate.md)")
+    gt.add_argument("dir", help="run directory with results.json")
+    gt.add_argument("--baseline", required=True, help="baseline YAML file")
+    gt.add_argument("--update", action="store_true", help="write the baseline from this run instead")
+    gt.set_defaults(func=cmd_gate)
     rq = sub.add_parser("requirements", help="print the requirement catalog with its coverage (Markdown)")
     rq.add_argument("--markdown", action="store_true", help="(the only format; accepted for clarity)")
     rq.set_defaults(func=cmd_requirements)

@@ -23,6 +23,8 @@ import pytest
 from conformance.observe.recording import RecordingCatalog, RecordingClient, RecordingStorage
 from conformance.observe.transcript import Transcript
 from conformance.report.allure_status import STATUS_LABEL, apply_warn_status
+from conformance.report.certificate import write_certificate
+from conformance.report.junit import write_junit
 from conformance.report.outcomes import (
     ALLURE_SEVERITY,
     NA_PREFIX,
@@ -86,6 +88,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if not ids or unknown:
             raise pytest.UsageError(f"{item.nodeid}: every check needs known @req marks (unknown: {unknown})")
         (keep if any(known[i].profile in ctx.profiles for i in ids) else drop).append(item)
+        # Shown by Allure as the check's description.
+        text = "\n\n".join(f"{rid} ({known[rid].level}, {known[rid].section}): {known[rid].statement}" for rid in ids)
+        item.add_marker(pytest.mark.allure_description(text))
     if drop:
         config.hook.pytest_deselected(items=drop)
     items[:] = keep
@@ -156,23 +161,27 @@ def table_name(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(autouse=True)
 def _lakecert_labels(request: pytest.FixtureRequest, lakecert: RunContext, transcript: Transcript) -> Iterator[None]:
-    """Allure labels and links from the requirement marks; the reproducer on failure."""
+    """Allure labels and links from the requirement marks, and the lakecert status at the end."""
     reqs = [load_all()[i] for i in _req_ids(request.node)]
     _label(reqs, lakecert)
     yield
-    report = getattr(request.node, "_lakecert_call", None)
     status = getattr(request.node, "_lakecert_outcome", (None,))[0]
     if status is not None:
         allure.dynamic.label(STATUS_LABEL, status.value)
-    if report is not None and report.failed:
-        repro = _reproducer(request.node, lakecert, transcript)
-        path = lakecert.out / "reproducers" / (re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.nodeid) + ".json")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(repro, indent=2, default=str))
-        request.node._lakecert_reproducer = str(path.relative_to(lakecert.out))
-        allure.attach(
-            json.dumps(repro, indent=2, default=str), name="reproducer", attachment_type=allure.attachment_type.JSON
-        )
+
+
+def _write_reproducer(item: pytest.Item) -> None:
+    """Save the reproducer of a failed check and attach it to the check's Allure result."""
+    transcript = getattr(item, "funcargs", {}).get("transcript")
+    if transcript is None:
+        return
+    ctx = item.config.stash[CTX_KEY]
+    repro = json.dumps(_reproducer(item, ctx, transcript), indent=2, default=str)
+    path = ctx.out / "reproducers" / (re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid) + ".json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(repro)
+    item._lakecert_reproducer = str(path.relative_to(ctx.out))  # type: ignore[attr-defined]
+    allure.attach(repro, name="reproducer", attachment_type=allure.attachment_type.JSON)
 
 
 def _label(reqs: list[Requirement], ctx: RunContext) -> None:
@@ -242,8 +251,6 @@ def _message(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
-    if report.when == "call":
-        item._lakecert_call = report  # type: ignore[attr-defined]
     final = report.when == "teardown" or (report.when == "setup" and not report.passed)
     if report.when == "call" or (report.when == "setup" and not report.passed):
         item._lakecert_outcome = (_outcome(item, report, call), _message(report, call))  # type: ignore[attr-defined]
@@ -251,6 +258,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         # Hypothesis puts the shrunk schedule ("Falsifying example: ...") in the exception's notes.
         exc = call.excinfo.value if call.excinfo is not None else None
         item._lakecert_steps = list(getattr(exc, "__notes__", []))  # type: ignore[attr-defined]
+        if item._lakecert_outcome[0] in (Outcome.FAIL, Outcome.WARN, Outcome.ERROR):  # type: ignore[attr-defined]
+            _write_reproducer(item)
     if report.when == "teardown" and report.failed:
         # A check that broke while cleaning up says nothing reliable about the product.
         item._lakecert_outcome = (Outcome.ERROR, _message(report, call))  # type: ignore[attr-defined]
@@ -290,6 +299,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     )
     ctx.out.mkdir(parents=True, exist_ok=True)
     summary.write(ctx.out / "results.json")
+    write_junit(summary.to_json(), ctx.out / "junit.xml")
+    write_certificate(ctx.out / "results.json", ctx.out / "certificate.json")
     allure_dir = config.getoption("--alluredir", None)
     if allure_dir:
         apply_warn_status(Path(allure_dir))

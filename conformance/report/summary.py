@@ -19,5 +19,7 @@ def print_summary(results: dict[str, Any], out: Path) -> int:
         print(f"  {r['status']:<5} {rid} ({r['level']})")
     counts = ", ".join(f"{v} {k}" for k, v in results["counts"].items() if v)
     print(f"  checks: {counts}")
-    print(f"verdict: {results['verdict']}   results: {out / 'results.json'}   allure: {out / 'allure-results'}")
+    print(f"verdict: {results['verdict']}")
+    print(f"  results:     {out / 'results.json'}\n  certificate: {out / 'certificate.json'}")
+    print(f"  junit:       {out / 'junit.xml'}\n  allure:      {out / 'allure-results'}  (HTML: lakecert report {out})")
     return exit_code(results)

@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import allure
+
 from conformance.observe.transcript import Transcript
 
 
@@ -43,8 +45,9 @@ def race(
             outcomes[i] = RaceOutcome(False, error=e)
 
     threads = [threading.Thread(target=run, args=(i,), name=f"proposer-{i}") for i in order]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
+    with allure.step(f"race of {len(fns)}: seed {seed}, start order {order}"):
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
     return outcomes

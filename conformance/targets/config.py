@@ -48,7 +48,8 @@ class Config:
 
     def redacted(self) -> dict[str, Any]:
         """The configuration with secrets masked, for reports and reproducers."""
-        return _redact(self.data)
+        redacted: dict[str, Any] = _redact(self.data)
+        return redacted
 
 
 def _norm(key: str) -> str:

@@ -6,6 +6,8 @@ whose checks must catch it (asserted by the self-test).
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -43,9 +45,7 @@ def all_faults() -> dict[str, Fault]:
     # Importing the modules registers their variants.
     from reference_impl.faults import catalog_faults, client_faults  # noqa: F401
 
-    try:  # the Iceberg engine variants, once that module exists
-        from reference_impl.faults import engine_faults  # noqa: F401
-    except ModuleNotFoundError:
-        pass
+    if importlib.util.find_spec("reference_impl.faults.engine_faults"):  # the Iceberg engine variants
+        importlib.import_module("reference_impl.faults.engine_faults")
 
     return dict(sorted(FAULTS.items()))

@@ -1,0 +1,173 @@
+"""The compatibility matrix: targets x requirements, grouped by profile, as one static HTML page.
+
+Built from one or more results.json files; opens from disk (no scripts, no network). Cells link
+into each run's Allure report when `lakecert report` generated one beside the results.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.requirements import load_all
+
+STATUSES = ("PASS", "FAIL", "WARN", "NOT_APPLICABLE", "ERROR", "NOT_RUN", "UNTESTABLE")
+COLORS = {
+    "PASS": "#2e7d32",
+    "FAIL": "#c62828",
+    "WARN": "#ef6c00",
+    "NOT_APPLICABLE": "#757575",
+    "ERROR": "#6a1b9a",
+    "NOT_RUN": "#bdbdbd",
+    "UNTESTABLE": "#90a4ae",
+}
+ALLURE_CASE = re.compile(r"d\('data/test-cases/([0-9a-f]+)\.json','([^']+)'\)")
+
+
+@dataclass
+class Run:
+    results: dict[str, Any]
+    directory: Path
+    allure_ids: dict[str, str]  # check node id -> Allure test-result uid
+
+    @property
+    def name(self) -> str:
+        return str(self.results["run_info"]["target"])
+
+    def first_check(self, rid: str) -> dict[str, Any] | None:
+        checks: list[dict[str, Any]] = [r for r in self.results["results"] if rid in r["requirements"]]
+        bad = [r for r in checks if r["status"] != "PASS"]
+        return (bad or checks)[0] if checks else None
+
+
+def _allure_ids(report: Path) -> dict[str, str]:
+    """Map check node ids to the uids of a single-file Allure report, for deep links."""
+    if not report.exists():
+        return {}
+    ids = {}
+    for uid, payload in ALLURE_CASE.findall(report.read_text(errors="replace")):
+        full = json.loads(base64.b64decode(payload)).get("fullName", "")
+        module, _, name = full.partition("#")
+        ids[f"{module.replace('.', '/')}.py::{name}"] = uid
+    return ids
+
+
+def load_runs(paths: list[Path]) -> list[Run]:
+    runs = []
+    for p in paths:
+        f = p / "results.json" if p.is_dir() else p
+        runs.append(Run(json.loads(f.read_text()), f.parent, _allure_ids(f.parent / "allure-report" / "index.html")))
+    return runs
+
+
+def _cell(run: Run, rid: str, out_dir: Path) -> str:
+    req = run.results["requirements"].get(rid)
+    if req is None:
+        return '<td class="none">-</td>'
+    status = req["status"]
+    label = html.escape(status.replace("_", " "))
+    check = run.first_check(rid)
+    href = None
+    if check is not None and check["test"] in run.allure_ids:
+        report = run.directory / "allure-report" / "index.html"
+        href = f"{os.path.relpath(report, out_dir)}#testresult/{run.allure_ids[check['test']]}"
+    elif check is not None and check.get("reproducer"):
+        href = os.path.relpath(run.directory / check["reproducer"], out_dir)
+    title = html.escape(check["message"][:300]) if check and check["message"] else label
+    inner = f'<a href="{html.escape(href)}">{label}</a>' if href else label
+    return f'<td class="s-{status}" title="{title}">{inner}</td>'
+
+
+def _chart(profile: str, runs: list[Run]) -> str:
+    """One stacked bar per target: the share of the profile's requirements in each status."""
+    rows, y = [], 0
+    for run in runs:
+        reqs = [r for r in run.results["requirements"].values() if r["profile"] == profile]
+        if not reqs:
+            continue
+        x = 160.0
+        rows.append(f'<text x="0" y="{y + 14}" class="t">{html.escape(run.name[:26])}</text>')
+        for status in STATUSES:
+            n = sum(r["status"] == status for r in reqs)
+            if n:
+                w = 400.0 * n / len(reqs)
+                rows.append(
+                    f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="18" fill="{COLORS[status]}">'
+                    f"<title>{status}: {n}</title></rect>"
+                )
+                x += w
+        y += 24
+    return (
+        f'<svg class="chart" width="580" height="{max(y, 24)}" role="img" aria-label="{profile}">{"".join(rows)}</svg>'
+    )
+
+
+def render(runs: list[Run], out_dir: Path) -> str:
+    reqs = load_all()
+    profiles: dict[str, list[str]] = {}
+    for rid, r in reqs.items():
+        if any(rid in run.results["requirements"] for run in runs):
+            profiles.setdefault(r.profile, []).append(rid)
+    head = "".join(
+        f"<th>{html.escape(r.name)}<br><small>{html.escape(r.results['run_info']['target_kind'])}"
+        f" - {html.escape(r.results['verdict'])}</small></th>"
+        for r in runs
+    )
+    parts = [
+        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>lakecert compatibility matrix</title>"
+        f"<style>{CSS}</style></head><body><h1>lakecert compatibility matrix</h1>",
+        f"<p>{len(runs)} run(s). Cells link to the check in the run's Allure report (or to its reproducer)."
+        " Hover a cell for the message.</p>",
+    ]
+    for profile, rids in profiles.items():
+        parts.append(f'<section id="{profile}"><h2>{html.escape(profile)}</h2>{_chart(profile, runs)}')
+        parts.append(
+            "<table class=counts><tr><th>target</th><th>verdict</th>"
+            + "".join(f"<th>{s.replace('_', ' ')}</th>" for s in STATUSES[:5])
+            + "</tr>"
+        )
+        for run in runs:
+            statuses = [r["status"] for r in run.results["requirements"].values() if r["profile"] == profile]
+            verdict = run.results["profiles"].get(profile, {}).get("verdict", "not run")
+            parts.append(
+                f"<tr><td>{html.escape(run.name)}</td><td class=v-{verdict}>{verdict}</td>"
+                + "".join(f"<td>{statuses.count(s)}</td>" for s in STATUSES[:5])
+                + "</tr>"
+            )
+        parts.append(f"</table><table class=matrix><tr><th>requirement</th><th>level</th>{head}</tr>")
+        for rid in rids:
+            r = reqs[rid]
+            parts.append(
+                f'<tr><td><a href="{html.escape(r.link)}" title="{html.escape(r.statement)}">{rid}</a></td>'
+                f"<td>{r.level}</td>" + "".join(_cell(run, rid, out_dir) for run in runs) + "</tr>"
+            )
+        parts.append("</table></section>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_matrix(paths: list[Path], out_html: Path) -> Path:
+    out_html.parent.mkdir(parents=True, exist_ok=True)
+    out_html.write_text(render(load_runs(paths), out_html.parent))
+    return out_html
+
+
+CSS = (
+    """
+body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}
+table{border-collapse:collapse;margin:.6rem 0 1.2rem}
+td,th{border:1px solid #ddd;padding:.25rem .5rem;font-size:.9rem;text-align:left}
+td[class^=s-]{color:#fff;font-weight:600}td[class^=s-] a{color:#fff}
+"""
+    + "".join(f".s-{s}{{background:{c}}}" for s, c in COLORS.items())
+    + """
+.v-CERTIFIED{color:#2e7d32;font-weight:700}.v-NOT_CERTIFIED{color:#c62828;font-weight:700}
+.chart .t{font-size:12px}
+"""
+)

@@ -1,0 +1,112 @@
+"""Errors in Unity Catalog's shapes.
+
+The UC REST API (``/api/2.1/unity-catalog/...``) answers errors as UC's server does
+(``GlobalExceptionHandler``): ``{"error_code", "message", "details": [google.rpc.ErrorInfo]}``.
+The ``/delta/v1`` API answers ``DeltaErrorResponse`` of ``api/delta.yaml``:
+``{"error": {"message", "type", "code"}}``. ``api/all.yaml`` declares no error schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
+V1_PREFIX = "/api/2.1/unity-catalog/delta/v1"
+
+# UC's ErrorCode enum (server/.../exception/ErrorCode.java): name -> (UC REST status, Delta API type).
+ERROR_CODES: dict[str, tuple[int, str]] = {
+    "INVALID_ARGUMENT": (400, "InvalidParameterValueException"),
+    "NOT_FOUND": (404, "NotFoundException"),
+    "CATALOG_NOT_FOUND": (404, "NoSuchCatalogException"),
+    "SCHEMA_NOT_FOUND": (404, "NoSuchSchemaException"),
+    "TABLE_NOT_FOUND": (404, "NoSuchTableException"),
+    "ALREADY_EXISTS": (409, "AlreadyExistsException"),
+    "PERMISSION_DENIED": (403, "PermissionDeniedException"),
+    "UNAUTHENTICATED": (401, "NotAuthorizedException"),
+    "RESOURCE_EXHAUSTED": (429, "ResourceExhaustedException"),
+    "FAILED_PRECONDITION": (400, "InvalidParameterValueException"),
+    "COMMIT_VERSION_CONFLICT": (409, "CommitVersionConflictException"),
+    "UPDATE_REQUIREMENT_CONFLICT": (409, "UpdateRequirementConflictException"),
+    "UNIMPLEMENTED": (501, "NotImplementedException"),
+    "INTERNAL": (500, "InternalServerErrorException"),
+    # UC REST answers "already exists" with 400 (legacy); the Delta API with 409.
+    "CATALOG_ALREADY_EXISTS": (400, "AlreadyExistsException"),
+    "SCHEMA_ALREADY_EXISTS": (400, "AlreadyExistsException"),
+    "TABLE_ALREADY_EXISTS": (400, "AlreadyExistsException"),
+    # HTTP-level refusals UC's enum has no entry for (lakecert's choice of code).
+    "PAYLOAD_TOO_LARGE": (413, "BadRequestException"),
+    "UNSUPPORTED_MEDIA_TYPE": (415, "BadRequestException"),
+    "METHOD_NOT_ALLOWED": (405, "BadRequestException"),
+}
+_V1_STATUS_OVERRIDES = {"CATALOG_ALREADY_EXISTS": 409, "SCHEMA_ALREADY_EXISTS": 409, "TABLE_ALREADY_EXISTS": 409}
+
+
+class ApiError(Exception):
+    """A refusal with a UC error code; ``metadata`` goes into the ErrorInfo detail."""
+
+    def __init__(self, error_code: str, message: str, metadata: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        if error_code not in ERROR_CODES:
+            raise ValueError(f"unknown error code {error_code}")
+        self.error_code = error_code
+        self.message = message
+        self.metadata = metadata or {}
+
+    def status(self, delta_v1: bool = False) -> int:
+        if delta_v1 and self.error_code in _V1_STATUS_OVERRIDES:
+            return _V1_STATUS_OVERRIDES[self.error_code]
+        return ERROR_CODES[self.error_code][0]
+
+
+def invalid(message: str) -> ApiError:
+    return ApiError("INVALID_ARGUMENT", message)
+
+
+def uc_error_body(error: ApiError) -> dict[str, Any]:
+    detail: dict[str, Any] = {"@type": ERROR_INFO_TYPE, "reason": error.error_code}
+    if error.metadata:
+        detail["metadata"] = dict(error.metadata)
+    return {"error_code": error.error_code, "message": error.message, "details": [detail]}
+
+
+def v1_error_body(error: ApiError) -> dict[str, Any]:
+    return {"error": {"message": error.message, "type": ERROR_CODES[error.error_code][1], "code": error.status(True)}}
+
+
+def error_response(request_path: str, error: ApiError) -> JSONResponse:
+    """The error in the shape of the API the path belongs to."""
+    if request_path.startswith(V1_PREFIX):
+        return JSONResponse(v1_error_body(error), status_code=error.status(True))
+    return JSONResponse(uc_error_body(error), status_code=error.status())
+
+
+async def handle_api_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    return error_response(request.url.path, exc)
+
+
+async def handle_validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    problems = []
+    for err in exc.errors()[:5]:
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+        problems.append(f"{where or 'body'}: {err.get('msg', 'invalid')}")
+    return error_response(request.url.path, invalid("; ".join(problems) or "invalid request"))
+
+
+_HTTP_CODES = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
+
+
+async def handle_http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = _HTTP_CODES.get(exc.status_code, "INVALID_ARGUMENT" if exc.status_code < 500 else "INTERNAL")
+    return error_response(request.url.path, ApiError(code, str(exc.detail)))
+
+
+async def handle_unexpected(request: Request, exc: Exception) -> JSONResponse:
+    return error_response(request.url.path, ApiError("INTERNAL", f"internal error: {type(exc).__name__}"))

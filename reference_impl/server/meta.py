@@ -1,0 +1,234 @@
+"""The server's own records, beside the catalog's tables in the same SQLite file.
+
+The wrapped ``ReferenceCatalog`` (or faulty variant) knows tables by id and name only. UC's
+API also has catalogs, schemas, named staging tables, columns and properties: those live
+here. The catalog stays the only authority on ratification and names; this store is
+written after the catalog accepted an operation, never instead of it.
+
+``table_row`` and ``stored_commit`` read the catalog's true state (not what a faulty
+variant serves): the server's policies (UC's limit on unpublished commits, idempotent
+replays) must not depend on a fault under test.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.targets.contract import RatifiedCommit
+from reference_impl.catalog.store import CatalogStore, TableRow
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS uc_catalogs (
+        name TEXT PRIMARY KEY, id TEXT NOT NULL, comment TEXT, properties TEXT NOT NULL,
+        storage_root TEXT, created_at INTEGER NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS uc_schemas (
+        catalog_name TEXT NOT NULL, name TEXT NOT NULL, id TEXT NOT NULL, comment TEXT,
+        properties TEXT NOT NULL, storage_root TEXT, created_at INTEGER NOT NULL,
+        PRIMARY KEY (catalog_name, name))""",
+    """CREATE TABLE IF NOT EXISTS uc_staging_tables (
+        table_id TEXT PRIMARY KEY, catalog_name TEXT NOT NULL, schema_name TEXT NOT NULL,
+        name TEXT NOT NULL, location TEXT NOT NULL, created_at INTEGER NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS uc_tables (
+        table_id TEXT PRIMARY KEY, catalog_name TEXT NOT NULL, schema_name TEXT NOT NULL,
+        name TEXT NOT NULL, columns TEXT NOT NULL, properties TEXT NOT NULL, comment TEXT,
+        created_at INTEGER NOT NULL, UNIQUE (catalog_name, schema_name, name))""",
+    """CREATE TABLE IF NOT EXISTS uc_commit_files (
+        table_id TEXT NOT NULL, file_name TEXT NOT NULL, file_size INTEGER NOT NULL,
+        modification_time INTEGER NOT NULL, PRIMARY KEY (table_id, file_name))""",
+)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """A catalog (``schema_name`` None) or a schema."""
+
+    catalog_name: str
+    schema_name: str | None
+    id: str
+    comment: str | None
+    properties: dict[str, str]
+    storage_root: str | None
+    created_at: int
+
+
+@dataclass(frozen=True)
+class StagingRecord:
+    table_id: str
+    catalog_name: str
+    schema_name: str
+    name: str
+    location: str
+
+
+@dataclass(frozen=True)
+class TableRecord:
+    table_id: str
+    catalog_name: str
+    schema_name: str
+    name: str
+    columns: list[dict[str, Any]]
+    properties: dict[str, str]
+    comment: str | None
+    created_at: int
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.catalog_name}.{self.schema_name}.{self.name}"
+
+
+class MetaStore:
+    """UC-side records; safe to share between threads (one SQLite connection per thread)."""
+
+    def __init__(self, db_path: str | Path) -> None:
+        self._store = CatalogStore(db_path)
+        with self._store.write() as tx:
+            for statement in _SCHEMA:
+                tx.conn.execute(statement)
+
+    def close(self) -> None:
+        self._store.close()
+
+    # --------------------------------------------------------- namespaces
+
+    def create_catalog(self, name: str, comment: str | None, props: dict[str, str], root: str | None) -> bool:
+        """False when the name is taken."""
+        with self._store.write() as tx:
+            if tx.conn.execute("SELECT 1 FROM uc_catalogs WHERE name = ?", (name,)).fetchone():
+                return False
+            tx.conn.execute(
+                "INSERT INTO uc_catalogs VALUES (?, ?, ?, ?, ?, ?)",
+                (name, str(uuid.uuid4()), comment, json.dumps(props), root, now_ms()),
+            )
+        return True
+
+    def catalogs(self, name: str | None = None) -> list[Namespace]:
+        sql = "SELECT name, id, comment, properties, storage_root, created_at FROM uc_catalogs"
+        args: tuple[str, ...] = ()
+        if name is not None:
+            sql, args = sql + " WHERE name = ?", (name,)
+        with self._store.read() as tx:
+            rows = tx.conn.execute(sql + " ORDER BY name", args).fetchall()
+        return [Namespace(n, None, i, c, json.loads(p), r, t) for n, i, c, p, r, t in rows]
+
+    def create_schema(
+        self, catalog: str, name: str, comment: str | None, props: dict[str, str], root: str | None
+    ) -> bool:
+        with self._store.write() as tx:
+            taken = tx.conn.execute(
+                "SELECT 1 FROM uc_schemas WHERE catalog_name = ? AND name = ?", (catalog, name)
+            ).fetchone()
+            if taken:
+                return False
+            tx.conn.execute(
+                "INSERT INTO uc_schemas VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (catalog, name, str(uuid.uuid4()), comment, json.dumps(props), root, now_ms()),
+            )
+        return True
+
+    def schemas(self, catalog: str, name: str | None = None) -> list[Namespace]:
+        sql = (
+            "SELECT catalog_name, name, id, comment, properties, storage_root, created_at FROM uc_schemas"
+            " WHERE catalog_name = ?"
+        )
+        args: tuple[str, ...] = (catalog,)
+        if name is not None:
+            sql, args = sql + " AND name = ?", (catalog, name)
+        with self._store.read() as tx:
+            rows = tx.conn.execute(sql + " ORDER BY name", args).fetchall()
+        return [Namespace(c, n, i, cm, json.loads(p), r, t) for c, n, i, cm, p, r, t in rows]
+
+    # --------------------------------------------------------- tables
+
+    def add_staging(self, record: StagingRecord) -> None:
+        with self._store.write() as tx:
+            tx.conn.execute(
+                "INSERT INTO uc_staging_tables VALUES (?, ?, ?, ?, ?, ?)",
+                (record.table_id, record.catalog_name, record.schema_name, record.name, record.location, now_ms()),
+            )
+
+    def staging(self, table_id: str) -> StagingRecord | None:
+        with self._store.read() as tx:
+            row = tx.conn.execute(
+                "SELECT table_id, catalog_name, schema_name, name, location FROM uc_staging_tables WHERE table_id = ?",
+                (table_id,),
+            ).fetchone()
+        return StagingRecord(*row) if row else None
+
+    def add_table(self, record: TableRecord) -> None:
+        with self._store.write() as tx:
+            tx.conn.execute(
+                "INSERT INTO uc_tables VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.table_id,
+                    record.catalog_name,
+                    record.schema_name,
+                    record.name,
+                    json.dumps(record.columns),
+                    json.dumps(record.properties),
+                    record.comment,
+                    record.created_at,
+                ),
+            )
+
+    def update_table(self, table_id: str, *, properties: dict[str, str] | None, comment: str | None) -> None:
+        with self._store.write() as tx:
+            if properties is not None:
+                tx.conn.execute(
+                    "UPDATE uc_tables SET properties = ? WHERE table_id = ?", (json.dumps(properties), table_id)
+                )
+            if comment is not None:
+                tx.conn.execute("UPDATE uc_tables SET comment = ? WHERE table_id = ?", (comment, table_id))
+
+    _TABLE_COLS = "table_id, catalog_name, schema_name, name, columns, properties, comment, created_at"
+
+    def _tables(self, where: str, args: tuple[str, ...]) -> list[TableRecord]:
+        with self._store.read() as tx:
+            rows = tx.conn.execute(f"SELECT {self._TABLE_COLS} FROM uc_tables WHERE {where}", args).fetchall()
+        return [TableRecord(i, c, s, n, json.loads(col), json.loads(p), cm, t) for i, c, s, n, col, p, cm, t in rows]
+
+    def table(self, table_id: str) -> TableRecord | None:
+        found = self._tables("table_id = ?", (table_id,))
+        return found[0] if found else None
+
+    def table_by_name(self, catalog: str, schema: str, name: str) -> TableRecord | None:
+        found = self._tables("catalog_name = ? AND schema_name = ? AND name = ?", (catalog, schema, name))
+        return found[0] if found else None
+
+    def tables_in(self, catalog: str, schema: str) -> list[TableRecord]:
+        return self._tables("catalog_name = ? AND schema_name = ? ORDER BY name", (catalog, schema))
+
+    # --------------------------------------------------------- commit files
+
+    def record_commit_file(self, table_id: str, file_name: str, size: int, mtime: int) -> None:
+        with self._store.write() as tx:
+            tx.conn.execute(
+                "INSERT OR IGNORE INTO uc_commit_files VALUES (?, ?, ?, ?)", (table_id, file_name, size, mtime)
+            )
+
+    def commit_file(self, table_id: str, file_name: str) -> tuple[int, int] | None:
+        with self._store.read() as tx:
+            row = tx.conn.execute(
+                "SELECT file_size, modification_time FROM uc_commit_files WHERE table_id = ? AND file_name = ?",
+                (table_id, file_name),
+            ).fetchone()
+        return (int(row[0]), int(row[1])) if row else None
+
+    # --------------------------------------------------------- the catalog's true state
+
+    def table_row(self, table_id: str) -> TableRow | None:
+        with self._store.read() as tx:
+            return tx.table(table_id)
+
+    def stored_commit(self, table_id: str, version: int) -> RatifiedCommit | None:
+        with self._store.read() as tx:
+            found = [c for c in tx.commits(table_id) if c.version == version]
+        return found[0] if found else None

@@ -1,0 +1,95 @@
+"""The reports as a person sees them: the matrix page and the Allure report in headless Chromium.
+
+Chromium and ChromeDriver come from the operating system's packages (`.ci/run` installs them);
+screenshots are kept under reports/test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urldefrag
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.helpers import REPO, lakecert
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+ARTIFACTS = REPO / "reports" / "test-artifacts"
+
+if not (Path(CHROMIUM).exists() and Path(DRIVER).exists()) and not os.environ.get("CI"):
+    pytest.skip("Debian's chromium and chromium-driver are not installed here", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1400,1200",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium')}",
+    ):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=opts, service=Service(DRIVER))
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("reports")
+    faulty, reference = base / "faulty", base / "reference"
+    assert lakecert("run", "--target", "faulty:ratify-twice", "--out", str(faulty)).returncode == 1
+    assert lakecert("run", "--profile", "delta-cm-catalog", "--out", str(reference)).returncode == 0
+    assert lakecert("report", str(faulty), str(reference), "--out", str(base / "matrix")).returncode == 0
+    return base / "matrix" / "matrix.html"
+
+
+def _script_errors(driver: webdriver.Chrome) -> list[str]:
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def test_matrix_shows_failing_requirements_and_links_resolve(browser: webdriver.Chrome, matrix: Path) -> None:
+    browser.get(matrix.as_uri())
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / "matrix.png"))
+    failing_rows = [c.find_element(By.XPATH, "./..") for c in browser.find_elements(By.CSS_SELECTOR, "td.s-FAIL")]
+    failing = {row.find_element(By.CSS_SELECTOR, "td:first-child").text for row in failing_rows}
+    assert "CAT-RATIFY-ONCE" in failing
+    assert all(c.is_displayed() for c in browser.find_elements(By.CSS_SELECTOR, "td.s-FAIL"))
+    links = [a.get_attribute("href") or "" for a in browser.find_elements(By.CSS_SELECTOR, "td a")]
+    local = [h for h in links if h.startswith("file://")]
+    assert local and all(h.startswith(("file://", "https://github.com/delta-io/delta/")) for h in links)
+    for href in local:
+        target = Path(urldefrag(href).url.removeprefix("file://"))
+        assert target.exists(), f"broken link {href}"
+    assert not _script_errors(browser)
+
+
+def test_allure_report_opens_on_the_failing_check(browser: webdriver.Chrome, matrix: Path) -> None:
+    browser.get(matrix.as_uri())
+    cell = browser.find_element(
+        By.XPATH, "//tr[td[1][normalize-space()='CAT-RATIFY-ONCE']]/td[contains(@class,'s-FAIL')]/a"
+    )
+    browser.get(cell.get_attribute("href") or "")
+    WebDriverWait(browser, 20).until(lambda d: "test_second_proposal_for_a_version_conflicts" in d.page_source)
+    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.XPATH, "//*[normalize-space()='Failed']"))
+    browser.save_screenshot(str(ARTIFACTS / "allure-failing-check.png"))
+    assert "CAT-RATIFY-ONCE" in browser.page_source
+    assert not _script_errors(browser)
