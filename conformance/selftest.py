@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,8 +52,15 @@ def _outcome(target: str, expected: tuple[str, ...], out: Path) -> VariantOutcom
 
 def run_selftest(out: Path, jobs: int = 0, as_json: bool = False) -> int:
     runs = [("reference", ())] + [(f"faulty:{f.name}", f.breaks) for f in all_faults().values()]
+    outcomes: list[VariantOutcome] = []
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
-        outcomes = list(pool.map(lambda r: _outcome(r[0], r[1], out), runs))
+        futures = [pool.submit(_outcome, name, breaks, out) for name, breaks in runs]
+        for done in as_completed(futures):
+            outcomes.append(done.result())
+            if not as_json:  # progress: one line per finished run
+                o = outcomes[-1]
+                print(f"[{len(outcomes)}/{len(runs)}] {'ok  ' if o.ok else 'MISS'} {o.target}", file=sys.stderr)
+    outcomes.sort(key=lambda o: (bool(o.expected), o.target))
     if as_json:
         print(json.dumps([{**o.__dict__, "ok": o.ok} for o in outcomes], indent=2))
         return 0 if all(o.ok for o in outcomes) and not never_flagged(outcomes) else 1
