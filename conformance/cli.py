@@ -14,6 +14,7 @@ from conformance.report.summary import print_summary
 from conformance.run_context import select_profiles
 from conformance.targets.config import ConfigError, load_config
 from conformance.targets.registry import build_target, list_targets
+from reference_impl.server.cli import add_serve_arguments, serve_main
 
 PKG_DIR = Path(__file__).parent
 USAGE_ERROR = 2
@@ -208,6 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     gt.add_argument("--baseline", required=True, help="baseline YAML file")
     gt.add_argument("--update", action="store_true", help="write the baseline from this run instead")
     gt.set_defaults(func=cmd_gate)
+    sv = sub.add_parser("serve", help="serve the reference catalog (or a faulty variant) over HTTP (docs/server.md)")
+    add_serve_arguments(sv)
+    sv.set_defaults(func=serve_main)
     rq = sub.add_parser("requirements", help="print the requirement catalog with its coverage (Markdown)")
     rq.add_argument("--markdown", action="store_true", help="(the only format; accepted for clarity)")
     rq.set_defaults(func=cmd_requirements)

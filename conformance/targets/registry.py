@@ -12,6 +12,8 @@ from conformance.targets.target import Target
 from reference_impl.faults.registry import all_faults
 
 ENTRY_POINT_GROUP = "lakecert.targets"
+# Built-in adapters for other systems, configured like third-party ones (`targets: {uc: {options}}`).
+BUILTIN_ADAPTERS = {"uc": "conformance.targets.uc:UCTarget"}
 
 
 def _third_party_names() -> dict[str, str]:
@@ -31,6 +33,15 @@ def list_targets(config: Config | None = None) -> list[dict[str, Any]]:
                 "side": f.side,
                 "description": f.description,
                 "breaks": list(f.breaks),
+            }
+        )
+    for name, value in sorted(BUILTIN_ADAPTERS.items()):
+        rows.append(
+            {
+                "name": name,
+                "kind": "third-party",
+                "adapter": value,
+                "description": "any catalog speaking Unity Catalog's Delta commits API (options: url, token)",
             }
         )
     for name, value in sorted(_third_party_names().items()):
@@ -60,10 +71,12 @@ def build_target(name: str, config: Config) -> Target:
             raise ConfigError(f"unknown faulty variant {name!r}; see `lakecert targets`")
         return ReferenceTarget(fault)
     configured = config.data["targets"].get(name)
-    if configured is not None:
-        if not isinstance(configured, dict) or "adapter" not in configured:
+    if configured is not None or name in BUILTIN_ADAPTERS:
+        configured = configured or {}
+        adapter = configured.get("adapter", BUILTIN_ADAPTERS.get(name)) if isinstance(configured, dict) else None
+        if adapter is None:
             raise ConfigError(f"targets.{name} needs an `adapter: module:Class` entry")
-        cls = _load_class(str(configured["adapter"]))
+        cls = _load_class(str(adapter))
         options = configured.get("options") or {}
     elif name in _third_party_names():
         cls = _load_class(_third_party_names()[name])

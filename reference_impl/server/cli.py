@@ -1,0 +1,171 @@
+"""``lakecert serve``: the reference catalog (or one faulty variant) over HTTP.
+
+``add_serve_arguments(parser)`` declares the options; ``serve_main(args)`` runs the server
+until interrupted and returns an exit code (0, or 2 for bad usage). ``build(args)`` builds
+the app without running it (tests, embedding).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the server's dependencies (extra `server`) are imported only when serving
+    from fastapi import FastAPI
+
+    from reference_impl.catalog.catalog import ReferenceCatalog
+    from reference_impl.server.meta import MetaStore
+    from reference_impl.server.service import CatalogService
+
+USAGE_ERROR = 2
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024  # reference_impl.server.edge uses the same default
+SERVER_NAME = "lakecert-reference-0.1"
+
+
+class ServeError(ValueError):
+    """Bad usage of ``lakecert serve`` (unknown fault, bad tokens file, ...)."""
+
+
+def add_serve_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default="lakecert-serve/catalog.sqlite", help="SQLite file of the catalog")
+    p.add_argument("--warehouse", help="where tables live, file:// or s3:// (default: <db dir>/warehouse)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
+    p.add_argument("--port", type=int, default=8080, help="port (0: any free port)")
+    p.add_argument("--fault", help="serve this faulty catalog variant (see `lakecert targets`)")
+    p.add_argument("--tokens", help="YAML tokens file (token -> role, optional table scope); none: open server")
+    p.add_argument("--catalog", default="unity", help="catalog created at start-up (default: unity)")
+    p.add_argument("--schema", default="default", help="schema created at start-up (default: default)")
+    p.add_argument(
+        "--max-unpublished",
+        type=int,
+        default=10,
+        help="UC's limit on unpublished commits per table, refused with 429 (default 10, UC's; 0: no limit)",
+    )
+    p.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, help="largest request body")
+    p.add_argument("--s3-endpoint-url", help="S3 endpoint for s3:// warehouses (credentials: AWS environment)")
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+
+
+def parse_serve_args(argv: list[str]) -> argparse.Namespace:
+    """``lakecert serve ARGV`` as a namespace (tests, embedding)."""
+    parser = argparse.ArgumentParser(prog="lakecert serve")
+    add_serve_arguments(parser)
+    return parser.parse_args(argv)
+
+
+@dataclass
+class Built:
+    app: FastAPI
+    service: CatalogService
+    catalog: ReferenceCatalog
+    meta: MetaStore
+
+    def close(self) -> None:
+        self.meta.close()
+        self.catalog.close()
+
+
+def _catalog_class(fault_name: str | None) -> type[ReferenceCatalog]:
+    from reference_impl.catalog.catalog import ReferenceCatalog
+
+    if not fault_name:
+        return ReferenceCatalog
+    from reference_impl.faults.registry import all_faults
+
+    fault = all_faults().get(fault_name.removeprefix("faulty:"))
+    if fault is None or fault.side != "catalog":
+        names = sorted(f.name for f in all_faults().values() if f.side == "catalog")
+        raise ServeError(f"unknown catalog fault {fault_name!r}; one of: {', '.join(names)}")
+    assert isinstance(fault.cls, type) and issubclass(fault.cls, ReferenceCatalog)
+    return fault.cls
+
+
+def build(args: argparse.Namespace) -> Built:
+    """The app for ``args`` (the options of ``add_serve_arguments``); ``ServeError`` on bad usage."""
+    try:
+        from reference_impl.server.app import build_app
+        from reference_impl.server.auth import Authenticator, TokenFileError, load_tokens
+        from reference_impl.server.meta import MetaStore
+        from reference_impl.server.service import CatalogService, Limits
+        from reference_impl.storage import make_storage
+        from reference_impl.storage.local import path_to_uri
+    except ImportError as e:
+        raise ServeError(f"the server needs the `server` extra (pip install 'lakecert[server]'): {e}") from e
+    if args.max_unpublished < 0 or args.max_body_bytes < 1:
+        raise ServeError("--max-unpublished must be >= 0 and --max-body-bytes >= 1")
+    cls = _catalog_class(args.fault)
+    try:
+        tokens = load_tokens(args.tokens) if args.tokens else None
+    except TokenFileError as e:
+        raise ServeError(str(e)) from e
+    db = Path(args.db).resolve()
+    db.parent.mkdir(parents=True, exist_ok=True)
+    warehouse = args.warehouse or path_to_uri(db.parent / "warehouse")
+    if not warehouse.startswith(("file:///", "s3://")):
+        raise ServeError(f"--warehouse must be an absolute file:// or an s3:// URI, not {warehouse!r}")
+    storage = make_storage(args.s3_endpoint_url)
+    catalog = cls(db, warehouse, storage)
+    meta = MetaStore(db)
+    limits = Limits(max_unpublished=args.max_unpublished or None)
+    name = SERVER_NAME + (f" (faulty:{args.fault.removeprefix('faulty:')})" if args.fault else "")
+    service = CatalogService(catalog, meta, storage, limits=limits, server_name=name)
+    service.ensure_namespace(args.catalog, args.schema)
+    app = build_app(service, Authenticator(tokens), max_body_bytes=args.max_body_bytes)
+    return Built(app, service, catalog, meta)
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def serve_main(args: argparse.Namespace) -> int:
+    try:
+        built = build(args)
+    except ServeError as e:
+        print(f"lakecert serve: {e}", file=sys.stderr)
+        return USAGE_ERROR
+    import uvicorn
+
+    from reference_impl.server.runner import bind_socket
+
+    try:
+        sock = bind_socket(args.host, args.port)
+    except OSError as e:
+        built.close()
+        print(f"lakecert serve: cannot bind {args.host}:{args.port}: {e}", file=sys.stderr)
+        return USAGE_ERROR
+    if not _is_loopback(args.host) and not args.tokens:
+        warning = f"{args.host} is not loopback and there is no --tokens: anyone who can connect can commit"
+        print(f"lakecert serve: WARNING: {warning}", file=sys.stderr)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(
+        f"lakecert serve: {built.service.server_name} listening on http://{host}:{sock.getsockname()[1]}"
+        f" (API under /api/2.1/unity-catalog; warehouse {built.catalog.warehouse_uri};"
+        f" {'bearer tokens required' if args.tokens else 'open: no tokens configured'})",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        uvicorn.Server(uvicorn.Config(built.app, log_level=args.log_level)).run(sockets=[sock])
+    finally:
+        sock.close()
+        built.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m reference_impl.server.cli``: the same as ``lakecert serve``."""
+    parser = argparse.ArgumentParser(prog="lakecert serve", description=__doc__)
+    add_serve_arguments(parser)
+    return serve_main(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

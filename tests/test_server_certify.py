@@ -1,0 +1,86 @@
+"""`lakecert run --profile delta-cm-catalog` through the `uc` target against `lakecert serve`:
+the served reference is certified, and every faulty catalog variant served with `--fault` is
+caught by the requirement it breaks, with the same verdict as the variant run in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reference_impl.faults.registry import all_faults
+from reference_impl.server.runner import ServerProcess
+from reference_impl.server.testing import served
+from tests.helpers import lakecert
+
+CATALOG_FAULTS = [f for f in all_faults().values() if f.side == "catalog"]
+# A smaller budget for the generated schedules, the same for both runs of a variant.
+BUDGET = {"model": {"examples": 6, "steps": 12}}
+
+
+def _flagged(res: dict[str, Any]) -> set[str]:
+    return {rid for rid, r in res["requirements"].items() if r["status"] in ("FAIL", "WARN")}
+
+
+def certify_uc(work: Path, url: str, budget: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
+    """`lakecert run` (its own process) through the `uc` target against the server at ``url``."""
+    config = {
+        **(budget or {}),
+        "target": "uc",
+        "profiles": ["delta-cm-catalog"],
+        "targets": {"uc": {"adapter": "conformance.targets.uc:UCTarget", "options": {"url": url}}},
+    }
+    (work / "lakecert.yaml").write_text(json.dumps(config))
+    proc = lakecert("run", "--config", str(work / "lakecert.yaml"), "--out", str(work / "out"))
+    results = work / "out" / "results.json"
+    assert results.exists(), proc.stdout + proc.stderr
+    return proc.returncode, json.loads(results.read_text())
+
+
+def run_over_http(work: Path, fault: str, budget: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """Serve the variant on a loopback port in this process, certify it, stop it."""
+    work.mkdir(parents=True)
+    with served("--db", str(work / "catalog.sqlite"), "--fault", fault) as (url, _):
+        return certify_uc(work, url, budget)
+
+
+def run_in_process(work: Path, target: str) -> tuple[int, dict[str, Any]]:
+    work.mkdir(parents=True)
+    (work / "lakecert.yaml").write_text(json.dumps({**BUDGET, "target": target, "profiles": ["delta-cm-catalog"]}))
+    proc = lakecert("run", "--config", str(work / "lakecert.yaml"), "--out", str(work))
+    results = work / "results.json"
+    assert results.exists(), proc.stdout + proc.stderr
+    return proc.returncode, json.loads(results.read_text())
+
+
+def test_served_reference_is_certified(tmp_path: Path) -> None:
+    # `lakecert serve` as a user runs it: its own process, loopback, any free port.
+    with ServerProcess(["--db", str(tmp_path / "catalog.sqlite"), "--log-level", "warning"]) as server:
+        code, res = certify_uc(tmp_path, server.url)
+    assert res["verdict"] == "CERTIFIED", [r for r in res["results"] if r["status"] != "PASS"]
+    assert code == 0
+    assert {r["status"] for r in res["results"]} == {"PASS"}
+
+
+@pytest.mark.slow
+def test_every_served_fault_is_caught_as_in_process(tmp_path: Path) -> None:
+    def both(name: str) -> tuple[str, tuple[int, dict[str, Any]], tuple[int, dict[str, Any]]]:
+        http = run_over_http(tmp_path / "http" / name, name, BUDGET)
+        local = run_in_process(tmp_path / "local" / name, f"faulty:{name}")
+        return name, http, local
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        outcomes = list(pool.map(both, [f.name for f in CATALOG_FAULTS]))
+    breaks = {f.name: set(f.breaks) for f in CATALOG_FAULTS}
+    missed = {n: sorted(_flagged(h[1])) for n, h, _ in outcomes if not breaks[n] <= _flagged(h[1])}
+    assert not missed, f"served variants not caught by what they break: {missed}"
+    differ = {
+        n: ((h[0], h[1]["verdict"], sorted(_flagged(h[1]))), (lo[0], lo[1]["verdict"], sorted(_flagged(lo[1]))))
+        for n, h, lo in outcomes
+        if (h[0], h[1]["verdict"], _flagged(h[1])) != (lo[0], lo[1]["verdict"], _flagged(lo[1]))
+    }
+    assert not differ, f"over HTTP vs in-process: {differ}"
