@@ -1,0 +1,51 @@
+"""``python -m reference_impl.iceberg_rest --warehouse URI [--database FILE] [--port N]``: serve in the foreground.
+
+Storage settings for the server's own FileIO (``s3.endpoint``, keys...) come as ``--io KEY=VALUE``,
+settings handed to clients in every LoadTableResult as ``--table-config KEY=VALUE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from reference_impl.iceberg_rest.runner import DEFAULT_PREFIX, IcebergRestServer
+
+
+def _pairs(items: list[str]) -> dict[str, str]:
+    pairs = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"expected KEY=VALUE, got {item!r}")
+        pairs[key] = value
+    return pairs
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m reference_impl.iceberg_rest", description=__doc__)
+    parser.add_argument("--warehouse", required=True, help="file:///path or s3://bucket/prefix")
+    parser.add_argument("--database", default="iceberg-rest.sqlite", help="SQLite file of the pointer store")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8181)
+    parser.add_argument("--prefix", default=DEFAULT_PREFIX)
+    parser.add_argument("--io", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--table-config", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--hold-timeout-s", type=float, default=60.0)
+    args = parser.parse_args(argv)
+    server = IcebergRestServer(
+        args.warehouse,
+        args.database,
+        io_properties=_pairs(args.io),
+        table_config=_pairs(args.table_config),
+        prefix=args.prefix,
+        host=args.host,
+        port=args.port,
+        hold_timeout_s=args.hold_timeout_s,
+        log_level="info",
+    )
+    print(f"Iceberg REST catalog at {server.url} (warehouse {args.warehouse})", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Errors in the REST catalog's wire shape, ``IcebergErrorResponse``: ``{"error": {message, type, code}}``.
+
+The ``type`` names follow the examples of ``open-api/rest-catalog-open-api.yaml`` (``NoSuchTableError``,
+``NoSuchNamespaceError``, ``TableAlreadyExistsError``...), which are also the names Java's
+``ErrorHandlers`` and pyiceberg map from status codes.
+"""
+
+from __future__ import annotations
+
+from pyiceberg.catalog.rest.response import ErrorResponse, ErrorResponseMessage
+
+from reference_impl.iceberg_rest.names import Namespace, dotted
+
+
+class IcebergApiError(Exception):
+    """An error answered to the client; raised anywhere below the routes."""
+
+    def __init__(self, code: int, type_: str, message: str) -> None:
+        super().__init__(f"{code} {type_}: {message}")
+        self.code, self.type, self.message = code, type_, message
+
+    def body(self) -> str:
+        error = ErrorResponseMessage(message=self.message, type=self.type, code=self.code)
+        return ErrorResponse(error=error).model_dump_json()
+
+
+def bad_request(message: str) -> IcebergApiError:
+    return IcebergApiError(400, "BadRequestException", message)
+
+
+def no_such_namespace(namespace: Namespace) -> IcebergApiError:
+    return IcebergApiError(404, "NoSuchNamespaceException", f"Namespace does not exist: {dotted(namespace)}")
+
+
+def no_such_table(namespace: Namespace, table: str) -> IcebergApiError:
+    return IcebergApiError(404, "NoSuchTableException", f"Table does not exist: {dotted((*namespace, table))}")
+
+
+def already_exists(what: str) -> IcebergApiError:
+    return IcebergApiError(409, "AlreadyExistsException", f"Already exists: {what}")
+
+
+def namespace_not_empty(namespace: Namespace) -> IcebergApiError:
+    return IcebergApiError(409, "NamespaceNotEmptyException", f"Namespace is not empty: {dotted(namespace)}")
+
+
+def commit_failed(message: str) -> IcebergApiError:
+    """409: a requirement failed or a concurrent commit won; the client may refresh and retry."""
+    return IcebergApiError(409, "CommitFailedException", message)
+
+
+def unprocessable(message: str) -> IcebergApiError:
+    return IcebergApiError(422, "UnprocessableEntityException", message)
+
+
+def unavailable(message: str) -> IcebergApiError:
+    """503: the request was not processed (a hold expired or was cancelled); nothing changed."""
+    return IcebergApiError(503, "ServiceUnavailableException", message)
