@@ -23,6 +23,10 @@ DEFAULTS: dict[str, Any] = {
     "race": {"proposers": 8, "repeats": 5},
     "model": {"examples": 20, "steps": 20},
     "storage": {"kind": "local"},
+    # Iceberg profile budget. matrix: "full" (update mode x delete mode x isolation x format, 16 tables)
+    # or "core" (one mode for both, 8); exhaustive: also every interleaving of every pair of operations
+    # and the generated schedules. "auto": the target's own default (full for the model, core for Spark).
+    "iceberg": {"matrix": "auto", "exhaustive": "auto"},
     "targets": {},
 }
 SHORT_FORMS = {"LAKECERT_TARGET": "target", "LAKECERT_SEED": "seed", "LAKECERT_PROFILES": "profiles"}
@@ -100,6 +104,10 @@ def _validate(data: dict[str, Any]) -> None:
         raise ConfigError("`targets` must be a mapping of name -> {adapter, options}")
     if data["storage"].get("kind") not in ("local", "s3"):
         raise ConfigError("`storage.kind` must be `local` or `s3`")
+    if data["iceberg"].get("matrix") not in ("auto", "full", "core"):
+        raise ConfigError("`iceberg.matrix` must be auto, full or core")
+    if data["iceberg"].get("exhaustive") not in ("auto", True, False):
+        raise ConfigError("`iceberg.exhaustive` must be auto, true or false")
     race, model = data["race"], data["model"]
     for section, keys in ((race, ("proposers", "repeats")), (model, ("examples", "steps"))):
         for k in keys:

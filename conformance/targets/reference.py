@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from conformance.targets.contract import Catalog, DeltaClient
+from conformance.targets.iceberg_contract import IcebergEngine
 from conformance.targets.target import Kind, Side, TargetEnv
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.client import ReferenceClient
 from reference_impl.faults.registry import Fault
+from reference_impl.iceberg import ModelEngine
 
 VERSION = "lakecert-reference-0.1"
 
@@ -23,7 +25,7 @@ class ReferenceTarget:
         self.name = f"faulty:{fault.name}" if fault else "reference"
         self.kind: Kind = "faulty" if fault else "reference"
         # A faulty variant only stands for the side it breaks; the other side stays correct.
-        self.sides: frozenset[Side] = frozenset({fault.side}) if fault else frozenset({"catalog", "client"})
+        self.sides: frozenset[Side] = frozenset({fault.side}) if fault else frozenset({"catalog", "client", "engine"})
 
     def version(self) -> str:
         return VERSION
@@ -38,6 +40,14 @@ class ReferenceTarget:
         client = cls(catalog, env.storage)
         assert isinstance(client, ReferenceClient)
         return client
+
+    def make_engine(self, env: TargetEnv) -> IcebergEngine:
+        """The executable Iceberg model with the corrected validations, or a faulty preset."""
+        if self.fault and self.fault.side == "engine":
+            engine = self.fault.cls(env)
+            assert isinstance(engine, ModelEngine)
+            return engine
+        return ModelEngine()
 
     def close(self) -> None:
         return None

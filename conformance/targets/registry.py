@@ -13,7 +13,14 @@ from reference_impl.faults.registry import all_faults
 
 ENTRY_POINT_GROUP = "lakecert.targets"
 # Built-in adapters for other systems, configured like third-party ones (`targets: {uc: {options}}`).
-BUILTIN_ADAPTERS = {"uc": "conformance.targets.uc:UCTarget"}
+BUILTIN_ADAPTERS = {
+    "uc": "conformance.targets.uc:UCTarget",
+    "spark-iceberg": "conformance.targets.spark_iceberg:SparkIcebergTarget",
+}
+DESCRIPTIONS = {
+    "uc": "any catalog speaking Unity Catalog's Delta commits API (options: url, token)",
+    "spark-iceberg": "Spark with the Iceberg runtime, through the reference REST catalog (options: master)",
+}
 
 
 def _third_party_names() -> dict[str, str]:
@@ -23,7 +30,11 @@ def _third_party_names() -> dict[str, str]:
 def list_targets(config: Config | None = None) -> list[dict[str, Any]]:
     """Every target lakecert can run, with its kind and description."""
     rows: list[dict[str, Any]] = [
-        {"name": "reference", "kind": "reference", "description": "correct reference catalog and client"}
+        {
+            "name": "reference",
+            "kind": "reference",
+            "description": "correct reference catalog, client and Iceberg engine",
+        }
     ]
     for f in all_faults().values():
         rows.append(
@@ -41,7 +52,7 @@ def list_targets(config: Config | None = None) -> list[dict[str, Any]]:
                 "name": name,
                 "kind": "third-party",
                 "adapter": value,
-                "description": "any catalog speaking Unity Catalog's Delta commits API (options: url, token)",
+                "description": DESCRIPTIONS[name],
             }
         )
     for name, value in sorted(_third_party_names().items()):
@@ -88,6 +99,6 @@ def build_target(name: str, config: Config) -> Target:
     target = cls(**options) if options else cls()
     if not isinstance(target, Target):
         raise ConfigError(f"{name!r} does not implement the Target protocol (see docs/certify.md)")
-    if not target.sides or not target.sides <= {"catalog", "client"}:
-        raise ConfigError(f"{name!r}: `sides` must be a non-empty subset of {{'catalog', 'client'}}")
+    if not target.sides or not target.sides <= {"catalog", "client", "engine"}:
+        raise ConfigError(f"{name!r}: `sides` must be a non-empty subset of {{'catalog', 'client', 'engine'}}")
     return target

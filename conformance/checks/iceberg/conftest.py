@@ -1,0 +1,48 @@
+"""Fixtures of the Iceberg checks: the engine under test, built once per run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import cast
+
+import pytest
+
+from conformance.run_context import RunContext
+from conformance.targets.iceberg_contract import EngineTarget, IcebergEngine
+
+
+@pytest.fixture(scope="session")
+def engine(lakecert: RunContext) -> Iterator[IcebergEngine]:
+    """The target's engine (side ``engine``), shared by every check; tables are per check."""
+    if not callable(getattr(lakecert.target, "make_engine", None)):
+        raise RuntimeError(f"target {lakecert.target.name} has no make_engine(env) for profile iceberg-row-delta")
+    built = cast(EngineTarget, lakecert.target).make_engine(lakecert.env)
+    yield built
+    built.close()
+
+
+EXHAUSTIVE_CHECKS = ("test_every_two_operation_schedule", "test_generated_schedules")
+
+
+def iceberg_budget(ctx: RunContext) -> dict[str, object]:
+    """The configured budget, with "auto" resolved from the target (``iceberg_budget`` attribute)."""
+    own = getattr(ctx.target, "iceberg_budget", {"matrix": "full", "exhaustive": True})
+    asked = ctx.config.data["iceberg"]
+    return {k: own[k] if asked[k] == "auto" else asked[k] for k in ("matrix", "exhaustive")}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the Iceberg checks outside the budget (they are not run, not skipped)."""
+    from conformance.plugin import CTX_KEY
+
+    budget = iceberg_budget(config.stash[CTX_KEY])
+    keep, drop = [], []
+    for item in items:
+        setup = getattr(item, "callspec", None) and item.callspec.params.get("setup")
+        core_only = budget["matrix"] == "core" and setup is not None and setup.update_mode != setup.delete_mode
+        shallow = not budget["exhaustive"] and getattr(item, "originalname", item.name) in EXHAUSTIVE_CHECKS
+        in_here = "checks/iceberg/" in item.nodeid
+        (drop if in_here and (core_only or shallow) else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

@@ -1,0 +1,86 @@
+"""Runs held-commit schedules on the engine under test, records the history, judges it.
+
+The harness never states an expected outcome: it records what the engine did (who committed at
+which version, what every version holds) and asks the history checker whether that is allowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from conformance.checks.iceberg.scenarios import Scenario
+from conformance.history import Anomaly, History, OpRecord, ReadRecord, ScheduleStep, check
+from conformance.observe.transcript import Transcript
+from conformance.report.outcomes import Violation, not_applicable
+from conformance.schedules.enumerate import HeldSchedule
+from conformance.targets.iceberg_contract import HeldCommit, IcebergEngine, NotSupported, TableSetup
+
+
+@dataclass(frozen=True)
+class Finding:
+    """An anomaly the checker found, with what produced it."""
+
+    anomaly: Anomaly
+    setup: TableSetup
+    schedule: HeldSchedule
+    history: History
+
+
+def run_held(engine: IcebergEngine, table: str, setup: TableSetup, schedule: HeldSchedule) -> History:
+    """Create ``table``, run ``schedule`` on it, then read every version since the set-up."""
+    initial = engine.create_table(table, setup)
+    steps = [ScheduleStep(f"set-up: {setup.describe()}; v{initial.version} holds {list(initial.rows)}")]
+    held: dict[int, HeldCommit] = {}
+    records: dict[int, OpRecord] = {}
+    for (what, i), text in zip(schedule.events, schedule.describe(), strict=True):
+        writer, op = schedule.ops[i]
+        if what == "begin":
+            held[i] = engine.begin(table, writer, op)
+            steps.append(ScheduleStep(f"{text} (starting snapshot v{held[i].start_version})", f"T{i}"))
+            continue
+        result = held[i].release()
+        version = result.version if result.committed else None
+        records[i] = OpRecord(f"T{i}", op.kind, op.id, op.values, held[i].start_version, version, writer)
+        outcome = f"COMMITTED v{version}" if result.committed else f"ABORTED ({result.reason or 'conflict'})"
+        steps.append(ScheduleStep(f"{text}: {outcome}", f"T{i}"))
+    latest = engine.read(table).version
+    reads = tuple(ReadRecord(v, engine.read(table, v).rows) for v in range(initial.version, latest + 1))
+    steps.append(ScheduleStep(f"read v{initial.version}..v{latest}"))
+    ops = tuple(records[i] for i in sorted(records))
+    return History(initial.version, initial.rows, ops, reads, tuple(steps))
+
+
+def findings(engine: IcebergEngine, table: str, setup: TableSetup, scenario: Scenario) -> Iterator[Finding]:
+    """Run every schedule of ``scenario`` on a fresh table each; yield the anomalies it counts."""
+    for n, schedule in enumerate(scenario.schedules):
+        history = run_held(engine, f"{table}_{n}", setup, schedule)
+        for anomaly in check(history, scenario.order):
+            if anomaly.kind in scenario.kinds:
+                yield Finding(anomaly, setup, schedule, history)
+
+
+def first_finding(engine: IcebergEngine, table: str, setup: TableSetup, scenario: Scenario) -> Finding | None:
+    return next(findings(engine, table, setup, scenario), None)
+
+
+def record(transcript: Transcript, finding: Finding) -> None:
+    """What the reproducer needs to see the failure again."""
+    transcript.notes["schedule"] = {
+        "table": finding.setup.describe(),
+        "steps": list(finding.anomaly.schedule),
+        "anomaly": finding.anomaly.kind.value,
+    }
+
+
+def run_check(engine: IcebergEngine, table: str, setup: TableSetup, scenario: Scenario, transcript: Transcript) -> None:
+    """The body of a check: NOT_APPLICABLE when the engine refuses the table configuration,
+    a ``Violation`` of the scenario's requirement when the checker finds one of its anomalies."""
+    try:
+        finding = first_finding(engine, table, setup, scenario)
+    except NotSupported as e:
+        # create_table refuses before writing anything: there is no table state to verify
+        not_applicable(f"the engine does not write tables with {setup.describe()}: {e}")
+    if finding is not None:
+        record(transcript, finding)
+        raise Violation(scenario.requirement, finding.anomaly.report())

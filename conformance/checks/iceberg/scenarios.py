@@ -1,0 +1,136 @@
+"""The Iceberg checks as data: table configurations, operations and the schedules each check runs.
+
+Rows: ``jack`` and ``jill`` share a data file (so a merge-on-read DELETE of one writes a delete
+file rather than dropping the file), ``kim`` sits in a second file so that compaction has files to
+merge; ``lee`` and ``max`` are ids only inserted by the schedules.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from conformance.history import AnomalyKind, SerialOrder
+from conformance.schedules.enumerate import HeldSchedule, held_schedules, pairs
+from conformance.targets.iceberg_contract import Isolation, Mode, Operation, OpKind, Row, TableSetup
+
+DATA_FILES: tuple[tuple[Row, ...], ...] = (
+    (("jack", "red", "A"), ("jill", "red", "A")),
+    (("kim", "red", "A"),),
+)
+
+CONFIGS = tuple(
+    TableSetup(update, delete, isolation, version, DATA_FILES)
+    for update, delete, isolation, version in itertools.product(Mode, Mode, Isolation, (2, 3))
+)
+SERIALIZABLE_CONFIGS = tuple(c for c in CONFIGS if c.isolation is Isolation.SERIALIZABLE)
+
+_SHORT = {Mode.COPY_ON_WRITE: "cow", Mode.MERGE_ON_READ: "mor"}
+
+
+def config_id(setup: TableSetup) -> str:
+    """E.g. ``upd-mor-del-cow-snapshot-v2``: stable test ids that results are keyed on."""
+    modes = f"upd-{_SHORT[setup.update_mode]}-del-{_SHORT[setup.delete_mode]}"
+    return f"{modes}-{setup.isolation.value}-v{setup.format_version}"
+
+
+UPDATE_JACK_COLOR = Operation(OpKind.UPDATE, "jack", (None, "blue", None))
+UPDATE_JACK_LABEL = Operation(OpKind.UPDATE, "jack", (None, None, "B"))
+DELETE_JACK = Operation(OpKind.DELETE, "jack")
+DELETE_JILL = Operation(OpKind.DELETE, "jill")
+INSERT_LEE = Operation(OpKind.INSERT, "lee", ("lee", "red", "A"))
+INSERT_MAX = Operation(OpKind.INSERT, "max", ("max", "red", "A"))
+UPDATE_LEE = Operation(OpKind.UPDATE, "lee", (None, "blue", None))
+DELETE_LEE = Operation(OpKind.DELETE, "lee")
+COMPACT_ALL = Operation(OpKind.COMPACT)
+
+ROW_KINDS = frozenset(
+    {AnomalyKind.RESURRECTED_ROW, AnomalyKind.DUPLICATE_ROW, AnomalyKind.LOST_ROW, AnomalyKind.WRONG_VALUE}
+)
+ALL_KINDS = frozenset(AnomalyKind)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Schedules to run and which anomalies of the checker break ``requirement``."""
+
+    requirement: str
+    schedules: tuple[HeldSchedule, ...]
+    kinds: frozenset[AnomalyKind]
+    order: SerialOrder = SerialOrder.ANY
+
+
+def race(first: Operation, second: Operation) -> HeldSchedule:
+    """Both begin on the same snapshot and are held; ``first`` is released first."""
+    return HeldSchedule(((0, first), (1, second)), (("begin", 0), ("begin", 1), ("release", 0), ("release", 1)))
+
+
+def _one_insert(a: Operation, b: Operation) -> bool:
+    return not (a.kind is OpKind.INSERT and b.kind is OpKind.INSERT and a.id == b.id)
+
+
+MENU = (UPDATE_JACK_COLOR, UPDATE_JACK_LABEL, DELETE_JACK, DELETE_JILL, INSERT_LEE, COMPACT_ALL)
+EVERY_PAIR = tuple(s for a, b in pairs(MENU, _one_insert) for s in held_schedules((a, b)))
+
+UPDATE_THEN_DELETE = Scenario(
+    "ICE-NO-RESURRECTION", (race(UPDATE_JACK_COLOR, DELETE_JACK),), frozenset({AnomalyKind.RESURRECTED_ROW})
+)
+DELETE_THEN_UPDATE = Scenario(
+    "ICE-NO-RESURRECTION", (race(DELETE_JACK, UPDATE_JACK_COLOR),), frozenset({AnomalyKind.RESURRECTED_ROW})
+)
+DELETES_IN_ONE_FILE = Scenario(
+    "ICE-NO-RESURRECTION",
+    (race(DELETE_JACK, DELETE_JILL), race(DELETE_JACK, DELETE_JACK)),
+    frozenset({AnomalyKind.RESURRECTED_ROW}),
+)
+CONCURRENT_UPDATES = Scenario(
+    "ICE-NO-DUPLICATE-ROW",
+    (race(UPDATE_JACK_COLOR, UPDATE_JACK_LABEL), race(UPDATE_JACK_LABEL, UPDATE_JACK_COLOR)),
+    frozenset({AnomalyKind.DUPLICATE_ROW}),
+)
+DELETE_THEN_COMPACTION = Scenario("ICE-COMPACTION-PRESERVES-ROWS", (race(DELETE_JACK, COMPACT_ALL),), ROW_KINDS)
+COMPACTION_THEN_DELETE = Scenario("ICE-COMPACTION-PRESERVES-ROWS", (race(COMPACT_ALL, DELETE_JACK),), ROW_KINDS)
+UPDATE_THEN_COMPACTION = Scenario("ICE-COMPACTION-PRESERVES-ROWS", (race(UPDATE_JACK_COLOR, COMPACT_ALL),), ROW_KINDS)
+DELETE_MISSES_INSERT = Scenario(
+    "ICE-SERIALIZABLE-COMMIT-ORDER",
+    (race(INSERT_LEE, DELETE_LEE),),
+    frozenset({AnomalyKind.NOT_COMMIT_ORDER}),
+    SerialOrder.COMMIT,
+)
+UPDATE_MISSES_INSERT = Scenario(
+    "ICE-SERIALIZABLE-COMMIT-ORDER",
+    (race(INSERT_LEE, UPDATE_LEE),),
+    frozenset({AnomalyKind.NOT_COMMIT_ORDER}),
+    SerialOrder.COMMIT,
+)
+CONFLICTS_ABORT_CLEANLY = Scenario(
+    "ICE-ABORT-LEAVES-NO-TRACE",
+    tuple(
+        s
+        for a, b in ((UPDATE_JACK_COLOR, UPDATE_JACK_LABEL), (UPDATE_JACK_COLOR, DELETE_JACK))
+        for s in held_schedules((a, b))
+    ),
+    frozenset({AnomalyKind.ABORTED_WRITE_VISIBLE, AnomalyKind.ORPHAN_VERSION}),
+)
+COMMITS_GET_OWN_VERSIONS = Scenario(
+    "ICE-ONE-VERSION-PER-COMMIT",
+    (race(INSERT_LEE, INSERT_MAX), race(UPDATE_JACK_COLOR, INSERT_LEE), race(DELETE_JILL, UPDATE_JACK_COLOR)),
+    frozenset({AnomalyKind.VERSION_REUSED}),
+)
+EVERY_TWO_OPERATION_SCHEDULE = Scenario("ICE-SERIALIZABLE-READS", EVERY_PAIR, ALL_KINDS)
+
+# (scenario, the configurations it runs on), for lakecert's own tests of the checks
+ALL_SCENARIOS: tuple[tuple[Scenario, tuple[TableSetup, ...]], ...] = (
+    (UPDATE_THEN_DELETE, CONFIGS),
+    (DELETE_THEN_UPDATE, CONFIGS),
+    (DELETES_IN_ONE_FILE, CONFIGS),
+    (CONCURRENT_UPDATES, CONFIGS),
+    (DELETE_THEN_COMPACTION, CONFIGS),
+    (COMPACTION_THEN_DELETE, CONFIGS),
+    (UPDATE_THEN_COMPACTION, CONFIGS),
+    (DELETE_MISSES_INSERT, SERIALIZABLE_CONFIGS),
+    (UPDATE_MISSES_INSERT, SERIALIZABLE_CONFIGS),
+    (CONFLICTS_ABORT_CLEANLY, CONFIGS),
+    (COMMITS_GET_OWN_VERSIONS, CONFIGS),
+    (EVERY_TWO_OPERATION_SCHEDULE, CONFIGS),
+)

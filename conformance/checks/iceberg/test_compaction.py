@@ -1,0 +1,39 @@
+"""Data file compaction racing a row-level DELETE or UPDATE (spec: compaction is modeled)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks.iceberg.harness import run_check
+from conformance.checks.iceberg.scenarios import (
+    COMPACTION_THEN_DELETE,
+    CONFIGS,
+    DELETE_THEN_COMPACTION,
+    UPDATE_THEN_COMPACTION,
+    config_id,
+)
+from conformance.observe.transcript import Transcript
+from conformance.targets.iceberg_contract import IcebergEngine, TableSetup
+
+pytestmark = [
+    pytest.mark.req("ICE-COMPACTION-PRESERVES-ROWS"),
+    pytest.mark.parametrize("setup", CONFIGS, ids=config_id),
+]
+
+
+def test_delete_then_compaction(
+    engine: IcebergEngine, setup: TableSetup, table_name: str, transcript: Transcript
+) -> None:
+    run_check(engine, table_name, setup, DELETE_THEN_COMPACTION, transcript)
+
+
+def test_compaction_then_delete(
+    engine: IcebergEngine, setup: TableSetup, table_name: str, transcript: Transcript
+) -> None:
+    run_check(engine, table_name, setup, COMPACTION_THEN_DELETE, transcript)
+
+
+def test_update_then_compaction(
+    engine: IcebergEngine, setup: TableSetup, table_name: str, transcript: Transcript
+) -> None:
+    run_check(engine, table_name, setup, UPDATE_THEN_COMPACTION, transcript)

@@ -1,0 +1,18 @@
+"""Two concurrent UPDATEs of one row, setting different columns, in both commit orders."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks.iceberg.harness import run_check
+from conformance.checks.iceberg.scenarios import CONCURRENT_UPDATES, CONFIGS, config_id
+from conformance.observe.transcript import Transcript
+from conformance.targets.iceberg_contract import IcebergEngine, TableSetup
+
+
+@pytest.mark.req("ICE-NO-DUPLICATE-ROW")
+@pytest.mark.parametrize("setup", CONFIGS, ids=config_id)
+def test_concurrent_updates_of_one_row(
+    engine: IcebergEngine, setup: TableSetup, table_name: str, transcript: Transcript
+) -> None:
+    run_check(engine, table_name, setup, CONCURRENT_UPDATES, transcript)

@@ -1,0 +1,37 @@
+"""A concurrent UPDATE and DELETE of one row, in both commit orders, and concurrent DELETEs of rows
+sharing a data file (spec "Possible violation")."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks.iceberg.harness import run_check
+from conformance.checks.iceberg.scenarios import (
+    CONFIGS,
+    DELETE_THEN_UPDATE,
+    DELETES_IN_ONE_FILE,
+    UPDATE_THEN_DELETE,
+    config_id,
+)
+from conformance.observe.transcript import Transcript
+from conformance.targets.iceberg_contract import IcebergEngine, TableSetup
+
+pytestmark = [pytest.mark.req("ICE-NO-RESURRECTION"), pytest.mark.parametrize("setup", CONFIGS, ids=config_id)]
+
+
+def test_update_then_delete_of_one_row(
+    engine: IcebergEngine, setup: TableSetup, table_name: str, transcript: Transcript
+) -> None:
+    run_check(engine, table_name, setup, UPDATE_THEN_DELETE, transcript)
+
+
+def test_delete_then_update_of_one_row(
+    engine: IcebergEngine, setup: TableSetup, table_name: str, transcript: Transcript
+) -> None:
+    run_check(engine, table_name, setup, DELETE_THEN_UPDATE, transcript)
+
+
+def test_deletes_of_rows_in_one_data_file(
+    engine: IcebergEngine, setup: TableSetup, table_name: str, transcript: Transcript
+) -> None:
+    run_check(engine, table_name, setup, DELETES_IN_ONE_FILE, transcript)

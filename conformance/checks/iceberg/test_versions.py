@@ -1,0 +1,18 @@
+"""Concurrent writes that may both commit: each needs a version of its own."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks.iceberg.harness import run_check
+from conformance.checks.iceberg.scenarios import COMMITS_GET_OWN_VERSIONS, CONFIGS, config_id
+from conformance.observe.transcript import Transcript
+from conformance.targets.iceberg_contract import IcebergEngine, TableSetup
+
+
+@pytest.mark.req("ICE-ONE-VERSION-PER-COMMIT")
+@pytest.mark.parametrize("setup", CONFIGS, ids=config_id)
+def test_concurrent_commits_get_their_own_versions(
+    engine: IcebergEngine, setup: TableSetup, table_name: str, transcript: Transcript
+) -> None:
+    run_check(engine, table_name, setup, COMMITS_GET_OWN_VERSIONS, transcript)

@@ -1,0 +1,1 @@
+"""Real engines lakecert drives (Spark with Iceberg), started once per run."""

@@ -1,0 +1,169 @@
+"""Spark with the Iceberg runtime as an ``IcebergEngine``, committing through lakecert's REST catalog.
+
+Every writer is its own Spark session (one SparkContext per run). A writer's SQL runs in a thread;
+its commit request is parked by the reference REST catalog's schedule controller until the check
+releases it, so the interleaving of real Spark writers is chosen by the check. When the catalog
+refuses a released commit (409), Spark refreshes, revalidates and retries on its own: the result
+is whatever Spark's own conflict validation decides.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.engines.spark_session import spark_session
+from conformance.targets.iceberg_contract import (
+    COLUMNS,
+    CommitResult,
+    Mode,
+    NotSupported,
+    Operation,
+    OpKind,
+    TableRead,
+    TableSetup,
+)
+from conformance.targets.target import TargetEnv
+from reference_impl.iceberg_rest.controller import Hold, ScheduleTimeout
+from reference_impl.iceberg_rest.runner import IcebergRestServer
+
+NAMESPACE = "lakecert"
+CATALOG = "lc"
+
+
+def _sql_str(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def statement(table: str, op: Operation) -> str:
+    """The Spark SQL of one operation; predicates are always ``id = <value>``."""
+    name = f"{CATALOG}.{NAMESPACE}.{table}"
+    where = f"id = {_sql_str(op.id)}" if op.id is not None else None
+    if op.kind is OpKind.INSERT:
+        return f"INSERT INTO {name} VALUES ({', '.join(_sql_str(v or '') for v in op.values)})"
+    if op.kind is OpKind.UPDATE:
+        sets = ", ".join(f"{c} = {_sql_str(v)}" for c, v in zip(COLUMNS, op.values, strict=True) if v is not None)
+        return f"UPDATE {name} SET {sets} WHERE {where}"
+    if op.kind is OpKind.DELETE:
+        return f"DELETE FROM {name} WHERE {where}"
+    filt = f", where => {_sql_str(where)}" if where else ""
+    return (
+        f"CALL {CATALOG}.system.rewrite_data_files(table => '{NAMESPACE}.{table}', "
+        f"options => map('rewrite-all', 'true', 'min-input-files', '1'){filt})"
+    )
+
+
+@dataclass
+class SparkHeld:
+    """A Spark operation parked at the catalog (or finished early, if it never got there)."""
+
+    engine: SparkIcebergEngine
+    table: str
+    hold: Hold
+    future: Future[Any]
+    start_version: int
+
+    def release(self) -> CommitResult:
+        try:
+            held = self.hold.commits
+            if held:
+                held[0].release()
+            self.future.result(timeout=self.hold.timeout_s)
+        except ScheduleTimeout:
+            raise
+        except Exception as e:  # Spark's validation refused the commit: the operation aborted
+            return CommitResult(False, None, f"{type(e).__name__}: {str(e)[:300]}")
+        finally:
+            self.hold.cancel()
+        return CommitResult(True, self.engine.current_version(self.table))
+
+
+class SparkIcebergEngine:
+    """Spark (``spark.master`` from the config) writing Iceberg tables through the reference REST catalog."""
+
+    def __init__(self, env: TargetEnv, master: str = "local[2]", hold_timeout_s: float = 120.0) -> None:
+        self.server = IcebergRestServer(
+            f"{env.warehouse_uri}/iceberg", env.workdir / "iceberg-catalog.sqlite", hold_timeout_s=hold_timeout_s
+        ).start()
+        self.spark = self._with_catalog(spark_session(master, {}))
+        self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{NAMESPACE}")
+        self._sessions: dict[int, Any] = {}
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="spark-writer")
+        self._timeout = hold_timeout_s
+
+    def _with_catalog(self, session: Any) -> Any:
+        # Catalogs are session configuration: each writer's session is pointed at this engine's server.
+        session.conf.set(f"spark.sql.catalog.{CATALOG}", "org.apache.iceberg.spark.SparkCatalog")
+        session.conf.set(f"spark.sql.catalog.{CATALOG}.type", "rest")
+        session.conf.set(f"spark.sql.catalog.{CATALOG}.uri", self.server.url)
+        # Other writers commit behind this session's back: never read a cached, stale table.
+        session.conf.set(f"spark.sql.catalog.{CATALOG}.cache-enabled", "false")
+        return session
+
+    def _session(self, writer: int) -> Any:
+        if writer not in self._sessions:
+            self._sessions[writer] = self._with_catalog(self.spark.newSession())
+        return self._sessions[writer]
+
+    def _metadata(self, table: str) -> Any:
+        return self.server.service.load_table((NAMESPACE,), table).metadata
+
+    def current_version(self, table: str) -> int:
+        meta = self._metadata(table)
+        snap = meta.snapshot_by_id(meta.current_snapshot_id) if meta.current_snapshot_id is not None else None
+        return int(snap.sequence_number) if snap is not None else 0
+
+    def create_table(self, name: str, setup: TableSetup) -> TableRead:
+        if setup.format_version not in (2, 3):
+            raise NotSupported(f"format version {setup.format_version}")
+        mode = {Mode.COPY_ON_WRITE: "copy-on-write", Mode.MERGE_ON_READ: "merge-on-read"}
+        props = {
+            "format-version": str(setup.format_version),
+            "write.update.mode": mode[setup.update_mode],
+            "write.delete.mode": mode[setup.delete_mode],
+            "write.merge.mode": mode[setup.update_mode],
+            "write.update.isolation-level": setup.isolation.value,
+            "write.delete.isolation-level": setup.isolation.value,
+            "write.merge.isolation-level": setup.isolation.value,
+        }
+        tblprops = ", ".join(f"'{k}' = '{v}'" for k, v in props.items())
+        full = f"{CATALOG}.{NAMESPACE}.{name}"
+        self.spark.sql(
+            f"CREATE TABLE {full} (id string, color string, label string) USING iceberg TBLPROPERTIES ({tblprops})"
+        )
+        for rows in setup.data_files:  # one append, one data file, per group
+            df = self.spark.createDataFrame(list(rows), "id string, color string, label string").coalesce(1)
+            df.writeTo(full).append()
+        return self.read(name)
+
+    def begin(self, table: str, writer: int, op: Operation) -> SparkHeld:
+        hold = self.server.controller.hold(NAMESPACE, table, count=1, timeout_s=self._timeout)
+        start = self.current_version(table)
+        session = self._session(writer)
+        future = self._pool.submit(lambda: session.sql(statement(table, op)).collect())
+        # Return once the commit is parked, or the operation ended without reaching the catalog.
+        while not hold.commits and not future.done():
+            try:
+                hold.wait_held(1, timeout_s=0.2)
+            except ScheduleTimeout:
+                continue
+        return SparkHeld(self, table, hold, future, start)
+
+    def read(self, table: str, version: int | None = None) -> TableRead:
+        full = f"{CATALOG}.{NAMESPACE}.{table}"
+        if version is None:
+            version = self.current_version(table)
+        if version == 0:
+            return TableRead(0, ())
+        snapshot_id = next(
+            (s.snapshot_id for s in self._metadata(table).snapshots if s.sequence_number == version), None
+        )
+        if snapshot_id is None:
+            raise ValueError(f"{table} has no version {version}")
+        query = f"SELECT id, color, label FROM {full} VERSION AS OF {snapshot_id}"
+        return TableRead(version, tuple(sorted(tuple(r) for r in self.spark.sql(query).collect())))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self.server.stop()

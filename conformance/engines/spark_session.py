@@ -1,0 +1,66 @@
+"""One SparkSession per run, with the Iceberg runtime from Maven Central.
+
+The jars are fetched by `make setup` (``mvn dependency:copy`` into ``.cache/jars``) so a run
+never resolves artifacts itself; ``LAKECERT_JARS`` points elsewhere. ``spark.master`` comes from
+the configuration, so heavy runs can go to a cluster.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+SPARK_VERSION = "4.1.4"
+ICEBERG_VERSION = "1.11.0"
+ICEBERG_RUNTIME = f"iceberg-spark-runtime-4.1_2.13-{ICEBERG_VERSION}.jar"
+JARS_DIR = Path(os.environ.get("LAKECERT_JARS") or Path(__file__).resolve().parents[2] / ".cache" / "jars")
+
+_lock = threading.Lock()
+_session: Any = None
+
+
+class SparkUnavailable(RuntimeError):
+    """PySpark or the Iceberg runtime jar is not installed where the set-up puts them."""
+
+
+def iceberg_jar() -> Path:
+    jar = JARS_DIR / ICEBERG_RUNTIME
+    if not jar.exists():
+        raise SparkUnavailable(f"{jar} is missing; run `make setup` (or set LAKECERT_JARS)")
+    return jar
+
+
+def spark_session(master: str, catalogs: dict[str, dict[str, str]]) -> Any:
+    """The run's SparkSession, created on first use; ``catalogs`` maps a catalog name to its options."""
+    global _session
+    with _lock:
+        if _session is None:
+            try:
+                from pyspark.sql import SparkSession
+            except ImportError as e:
+                raise SparkUnavailable("pyspark is not installed; run `make setup`") from e
+            builder = (
+                SparkSession.builder.master(master)
+                .appName("lakecert")
+                .config("spark.jars", str(iceberg_jar()))
+                .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+                .config("spark.ui.enabled", "false")
+                .config("spark.sql.shuffle.partitions", "2")
+            )
+            for name, options in catalogs.items():
+                builder = builder.config(f"spark.sql.catalog.{name}", "org.apache.iceberg.spark.SparkCatalog")
+                for key, value in options.items():
+                    builder = builder.config(f"spark.sql.catalog.{name}.{key}", value)
+            _session = builder.getOrCreate()
+            _session.sparkContext.setLogLevel("ERROR")
+        return _session
+
+
+def stop() -> None:
+    global _session
+    with _lock:
+        if _session is not None:
+            _session.stop()
+            _session = None

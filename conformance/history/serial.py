@@ -1,0 +1,81 @@
+"""Serial semantics of the operations on one row, and the states serial orders can reach.
+
+Every operation's predicate names one id, so rows are independent: the state of a row is the
+(sorted) tuple of rows carrying its id, normally zero or one.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from conformance.history.events import OpRecord
+from conformance.targets.iceberg_contract import OpKind, Row, Values
+
+RowState = tuple[Row, ...]
+ABSENT: RowState = ()
+
+
+def set_values(row: Row, values: Values) -> Row:
+    return (
+        row[0] if values[0] is None else values[0],
+        row[1] if values[1] is None else values[1],
+        row[2] if values[2] is None else values[2],
+    )
+
+
+def full_row(values: Values) -> Row:
+    """The row an INSERT adds (missing values read as empty strings)."""
+    return (values[0] or "", values[1] or "", values[2] or "")
+
+
+def apply(op: OpRecord, state: RowState) -> RowState:
+    """The row state after ``op`` runs alone on ``state`` (``op`` touches this row's id)."""
+    if op.kind is OpKind.INSERT:
+        return tuple(sorted((*state, full_row(op.values))))
+    if op.kind is OpKind.UPDATE:
+        return tuple(sorted(set_values(r, op.values) for r in state))
+    if op.kind is OpKind.DELETE:
+        return ABSENT
+    return state  # compaction never changes rows
+
+
+def must_precede(a: OpRecord, b: OpRecord) -> bool:
+    """``b`` started from a version that already held ``a``, so ``a`` comes first in any serial order."""
+    return a.commit_version is not None and b.start_version >= a.commit_version
+
+
+def reachable(initial: RowState, ops: Sequence[OpRecord]) -> frozenset[RowState]:
+    """Row states of every serial order of ``ops`` that respects their starting versions."""
+    return _reachable(initial, tuple(ops))
+
+
+@functools.lru_cache(maxsize=1 << 14)  # exploration asks the same question for many schedules
+def _reachable(initial: RowState, ops: tuple[OpRecord, ...]) -> frozenset[RowState]:
+    n = len(ops)
+    preds = [sum(1 << j for j in range(n) if j != i and must_precede(ops[j], ops[i])) for i in range(n)]
+
+    @functools.cache
+    def states(mask: int) -> frozenset[RowState]:
+        if mask == 0:
+            return frozenset({initial})
+        out: set[RowState] = set()
+        for i in range(n):
+            # i can run last when it is in the set and no other member had to wait for it
+            if mask >> i & 1 and not any(mask >> j & 1 and preds[j] >> i & 1 for j in range(n)):
+                out.update(apply(ops[i], s) for s in states(mask & ~(1 << i)))
+        return frozenset(out)
+
+    return states((1 << n) - 1)
+
+
+def in_commit_order(initial: RowState, ops: Sequence[OpRecord]) -> RowState:
+    """The row state when the committed ``ops`` run in the order of their commit versions."""
+    state = initial
+    for op in sorted(ops, key=lambda o: o.commit_version or 0):
+        state = apply(op, state)
+    return state
+
+
+def touches(op: OpRecord, row_id: str) -> bool:
+    return op.kind is not OpKind.COMPACT and op.id == row_id

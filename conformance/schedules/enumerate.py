@@ -1,0 +1,223 @@
+"""Exhaustive schedules, in a deterministic order.
+
+Two levels: ``explore`` walks every interleaving of the Iceberg model's writer steps for small
+bounds (breadth first, memoising states, so the first counterexample it meets is a shortest one);
+``held_schedules`` lists every order in which an engine's held commits can begin and be released.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from conformance.history import Anomaly, History, ScheduleStep, SerialOrder, check
+from conformance.model.iceberg import (
+    Action,
+    Bounds,
+    IcebergModel,
+    World,
+    actions,
+    apply,
+    describe,
+    history_of,
+    reduced_actions,
+)
+from conformance.targets.iceberg_contract import Isolation, Operation
+
+# ---------------------------------------------------------------- model steps
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    actions: tuple[Action, ...]
+    history: History  # with the schedule that produced it
+    anomalies: tuple[Anomaly, ...]
+
+
+@dataclass(frozen=True)
+class Exploration:
+    states: int  # distinct worlds reached
+    final_states: int  # worlds where nothing more can happen
+    schedules: int  # distinct complete schedules (paths to a final world), counted, not enumerated
+    histories: int  # distinct histories judged
+    seconds: float
+    counterexample: Counterexample | None
+
+
+def serial_order_for(model: IcebergModel) -> SerialOrder:
+    return SerialOrder.COMMIT if model.setup.isolation is Isolation.SERIALIZABLE else SerialOrder.ANY
+
+
+def explore(
+    model: IcebergModel,
+    bounds: Bounds,
+    *,
+    order: SerialOrder | None = None,
+    stop_at_first: bool = False,
+    reduce: bool = True,
+    judge: Callable[[History], list[Anomaly]] | None = None,
+) -> Exploration:
+    """Every schedule of ``model`` within ``bounds``, each history judged by the checker.
+
+    ``reduce`` applies partial-order reduction (``reduced_actions``): schedules that differ only in
+    when a writer's local steps ran are walked once; ``reduce=False`` walks every interleaving.
+    """
+    began = time.perf_counter()
+    how = order or serial_order_for(model)
+    judge = judge or (lambda h: check(h, how))
+    root = model.initial(bounds.writers)
+    parent: dict[World, tuple[World, Action] | None] = {root: None}
+    successors: dict[World, list[World]] = {}
+    verdicts: dict[History, list[Anomaly]] = {}
+    found: World | None = None
+    frontier = [root]
+    while frontier and not (stop_at_first and found is not None):
+        following: list[World] = []
+        for world in frontier:
+            if found is None and _changed(world, parent[world]):
+                history = history_of(world)
+                if history not in verdicts:
+                    verdicts[history] = judge(history)
+                if verdicts[history]:
+                    found = world
+                    if stop_at_first:
+                        break
+            enabled = reduced_actions(bounds, world) if reduce else actions(bounds, world)
+            nxt = [apply(model, world, a) for a in enabled]
+            successors[world] = nxt
+            for a, t in zip(enabled, nxt, strict=True):
+                if t not in parent:
+                    parent[t] = (world, a)
+                    following.append(t)
+        frontier = following
+    counterexample = None if found is None else _counterexample(model, parent, found, judge)
+    finals = sum(1 for s in successors.values() if not s)
+    return Exploration(
+        len(parent), finals, _count_paths(root, successors), len(verdicts), time.perf_counter() - began, counterexample
+    )
+
+
+def _changed(world: World, link: tuple[World, Action] | None) -> bool:
+    """Only a commit or an abort changes the history; other steps need no new judgement."""
+    if link is None:
+        return False
+    before = link[0]
+    return before.records != world.records or before.catalog != world.catalog
+
+
+def _path(parent: dict[World, tuple[World, Action] | None], world: World) -> list[tuple[World, Action, World]]:
+    steps: list[tuple[World, Action, World]] = []
+    link = parent[world]
+    while link is not None:
+        before, action = link
+        steps.append((before, action, world))
+        world, link = before, parent[before]
+    return steps[::-1]
+
+
+def _counterexample(
+    model: IcebergModel,
+    parent: dict[World, tuple[World, Action] | None],
+    world: World,
+    judge: Callable[[History], list[Anomaly]],
+) -> Counterexample:
+    path = _path(parent, world)
+    schedule = tuple(describe(b, a, w) for b, a, w in path)
+    history = history_of(world, schedule)
+    return Counterexample(tuple(a for _, a, _ in path), history, tuple(judge(history)))
+
+
+def _count_paths(root: World, successors: dict[World, list[World]]) -> int:
+    """Complete schedules from ``root``; worlds left unexpanded (an early stop) count as one.
+    Schedules are a few dozen steps deep, well inside the recursion limit."""
+    memo: dict[World, int] = {}
+
+    def count(world: World) -> int:
+        if world not in memo:
+            memo[world] = sum(count(t) for t in successors.get(world, [])) or 1
+        return memo[world]
+
+    return count(root)
+
+
+def replay(model: IcebergModel, bounds: Bounds, steps: Sequence[Action]) -> tuple[World, tuple[ScheduleStep, ...]]:
+    """Run ``steps`` from the initial world; the world and the schedule in words."""
+    world = model.initial(bounds.writers)
+    described: list[ScheduleStep] = []
+    for action in steps:
+        after = apply(model, world, action)
+        described.append(describe(world, action, after))
+        world = after
+    return world, tuple(described)
+
+
+# ---------------------------------------------------------------- held commits of an engine
+
+Event = tuple[Literal["begin", "release"], int]  # ("begin", i): operation i starts; ("release", i): it commits
+
+
+@dataclass(frozen=True)
+class HeldSchedule:
+    """Operations (writer, operation), named T0, T1... in order, and when each begins and is released."""
+
+    ops: tuple[tuple[int, Operation], ...]
+    events: tuple[Event, ...]
+
+    def describe(self) -> list[str]:
+        out = []
+        for what, i in self.events:
+            writer, op = self.ops[i]
+            if what == "begin":
+                out.append(f"W{writer} begins T{i}: {op.describe()} and is held before its commit")
+            else:
+                out.append(f"release T{i}'s commit")
+        return out
+
+
+def interleavings(n: int) -> Iterator[tuple[Event, ...]]:
+    """Every order of begin/release events of ``n`` operations, each begun before its release.
+
+    Begins with no release between them start from the same version, so only one order of such a
+    run is kept (ascending): the rest are the same schedule.
+    """
+
+    def extend(
+        prefix: tuple[Event, ...], begun: frozenset[int], released: frozenset[int]
+    ) -> Iterator[tuple[Event, ...]]:
+        if len(released) == n:
+            yield prefix
+            return
+        last_begin = prefix[-1][1] if prefix and prefix[-1][0] == "begin" else -1
+        for i in range(n):
+            if i not in begun and i > last_begin:
+                yield from extend((*prefix, ("begin", i)), begun | {i}, released)
+        for i in range(n):
+            if i in begun and i not in released:
+                yield from extend((*prefix, ("release", i)), begun, released | {i})
+
+    yield from extend((), frozenset(), frozenset())
+
+
+def held_schedules(ops: Sequence[Operation]) -> list[HeldSchedule]:
+    """Every interleaving of ``ops``, each on its own writer."""
+    planned = tuple(enumerate(ops))
+    return [HeldSchedule(planned, events) for events in interleavings(len(ops))]
+
+
+def pairs(
+    menu: Sequence[Operation], allowed: Callable[[Operation, Operation], bool]
+) -> list[tuple[Operation, Operation]]:
+    """Unordered pairs from ``menu`` (with repetition) that ``allowed`` accepts; interleavings cover
+    both orders, so (a, b) and (b, a) are the same schedules."""
+    return [(a, b) for a, b in itertools.combinations_with_replacement(menu, 2) if allowed(a, b)]
+
+
+def with_names(history: History, schedule: HeldSchedule) -> History:
+    """``history`` with the held schedule's steps attached."""
+    steps = tuple(
+        ScheduleStep(text, f"T{i}") for text, (_, i) in zip(schedule.describe(), schedule.events, strict=True)
+    )
+    return replace(history, schedule=(*history.schedule, *steps))
