@@ -7,11 +7,19 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ALLURE_VERSION := 2.46.1
 ALLURE := .cache/allure/node_modules/allure-commandline/dist/bin/allure
+# Spark 4.1 is the version both Delta and Iceberg publish for; pyspark is pinned in pyproject.toml.
+ICEBERG_JAR := .cache/jars/iceberg-spark-runtime-4.1_2.13-1.11.0.jar
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: setup certify test lint selftest bench docs clean
 
-setup: $(STAMP) $(ALLURE)
+setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR)
+
+# Jars for Spark, fetched once from Maven Central into the checkout (no resolver at run time).
+$(ICEBERG_JAR):
+	mkdir -p .cache/jars
+	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0 -DoutputDirectory=.cache/jars
+	test -f $@
 
 # The pinned Allure command line (npm, runs on Java), local to the checkout: no global install.
 $(ALLURE):
@@ -42,6 +50,7 @@ selftest: setup
 
 bench: setup
 	$(BIN)/python bench/delta_profiles.py
+	$(BIN)/python bench/iceberg_model.py
 
 docs: setup
 	$(BIN)/lakecert requirements --markdown > docs/requirements.md

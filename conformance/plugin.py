@@ -206,6 +206,7 @@ def _reproducer(item: pytest.Item, ctx: RunContext, transcript: Transcript) -> d
         "test": item.nodeid,
         "requirements": _req_ids(item),
         "target": ctx.target.name,
+        "target_version": ctx.target.version(),
         "config": ctx.config.redacted(),
         "seed": ctx.config.seed,
         "schedule": transcript.notes,

@@ -8,6 +8,7 @@ the configuration, so heavy runs can go to a cluster.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ def spark_session(master: str, catalogs: dict[str, dict[str, str]]) -> Any:
     global _session
     with _lock:
         if _session is None:
+            # Python workers run this interpreter (the venv), not whatever `python3` is on PATH.
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
             try:
                 from pyspark.sql import SparkSession
             except ImportError as e:

@@ -36,9 +36,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     from conformance.plugin import CTX_KEY
 
     budget = iceberg_budget(config.stash[CTX_KEY])
-    keep, drop = [], []
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
     for item in items:
-        setup = getattr(item, "callspec", None) and item.callspec.params.get("setup")
+        callspec = getattr(item, "callspec", None)
+        setup = callspec.params.get("setup") if callspec is not None else None
         core_only = budget["matrix"] == "core" and setup is not None and setup.update_mode != setup.delete_mode
         shallow = not budget["exhaustive"] and getattr(item, "originalname", item.name) in EXHAUSTIVE_CHECKS
         in_here = "checks/iceberg/" in item.nodeid

@@ -70,6 +70,19 @@ def record(transcript: Transcript, finding: Finding) -> None:
         "table": finding.setup.describe(),
         "steps": list(finding.anomaly.schedule),
         "anomaly": finding.anomaly.kind.value,
+        # The table history: every operation with its start and commit version, every version's rows.
+        "operations": [
+            {
+                "tx": o.name,
+                "op": o.kind.value,
+                "id": o.id,
+                "values": list(o.values),
+                "start": o.start_version,
+                "commit": o.commit_version,
+            }
+            for o in finding.history.ops
+        ],
+        "versions": {str(r.version): [list(row) for row in r.rows] for r in finding.history.reads},
     }
 
 
