@@ -1,4 +1,4 @@
-"""The reference catalog: a correct ``contract.Catalog`` over SQLite.
+"""The reference catalog: a correct ``contract.Catalog`` over SQLite or PostgreSQL.
 
 The catalog ratifies only; it never reads staged files (RFC "Terminology:
 Commits": it "stores only the location, not the content, of a staged commit").
@@ -79,7 +79,8 @@ def check_commit(location: str, commit: RatifiedCommit) -> None:
 
 
 class ReferenceCatalog:
-    """Catalog-managed tables in a SQLite file shared by threads and processes.
+    """Catalog-managed tables in a database shared by threads and processes: a SQLite file
+    (``db_path`` a path) or a PostgreSQL database (a ``postgresql://`` URL; ``store.py``).
 
     With ``storage`` given, registration checks that version 0 was written.
     """

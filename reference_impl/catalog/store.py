@@ -1,31 +1,34 @@
-"""SQLite persistence of the reference catalog.
+"""Persistence of the reference catalog: one small interface, two databases.
 
 Ratification must be atomic and durable (RFC "Commit Protocol": "atomically
 recording (in persistent storage of some kind)"), also when several threads and
-processes share one database file. Hence:
+processes share one database. The catalog sees only this interface:
 
-* WAL journal + ``synchronous=FULL``: a committed transaction is on disk before
-  the catalog acknowledges it;
-* ``BEGIN IMMEDIATE`` for every write: the write lock is taken *before* the
-  latest version is read, so check-and-insert cannot interleave (a deferred
-  transaction could read a stale snapshot and then fail to upgrade);
-* one connection per thread (and per process after a fork), closed with the thread.
+* ``CatalogStore(location)``: a SQLite file (any path: the embedded default,
+  ``sqlite_store.py``) or a PostgreSQL database (a ``postgresql://`` or
+  ``postgres://`` URL: ``postgres_store.py``, needs the ``postgres`` extra);
+* ``store.write()``: a transaction whose check-then-act cannot interleave with
+  another writer's on the same table (SQLite: the database's write lock from the
+  first statement; PostgreSQL: the rows it reads are locked as they are read);
+* ``store.read()``: one consistent snapshot for all its queries;
+* ``Tx``: typed queries inside either, and ``tx.conn.execute(sql, params)`` for
+  extra SQL written in SQLite's dialect with ``?`` parameters (the server's own
+  records and some faulty variants keep their tables in the same database).
+
+Whatever fails inside a transaction (a refused proposal included) rolls it back.
 """
 
 from __future__ import annotations
 
-import os
-import sqlite3
-import threading
-import weakref
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from conformance.targets.contract import RatifiedCommit
 
-_SCHEMA = (
+SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS tables (
     table_id TEXT PRIMARY KEY,
@@ -46,6 +49,29 @@ CREATE TABLE IF NOT EXISTS commits (
 )""",
 )
 
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres_url(location: str | Path) -> bool:
+    """Whether a ``--db`` value names a PostgreSQL database rather than a SQLite file."""
+    return isinstance(location, str) and location.startswith(POSTGRES_SCHEMES)
+
+
+class StoreError(RuntimeError):
+    """The database cannot be opened (unreachable server, missing driver)."""
+
+
+class Cursor(Protocol):
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Connection(Protocol):
+    """What ``tx.conn`` offers: SQLite-dialect SQL with ``?`` parameters."""
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> Cursor: ...
+
 
 @dataclass(frozen=True)
 class TableRow:
@@ -57,56 +83,65 @@ class TableRow:
     policy_json: str | None
 
 
-_TABLE_COLUMNS = "table_id, name, location, latest_version, latest_published_version, policy_json"
+TABLE_COLUMNS = "table_id, name, location, latest_version, latest_published_version, policy_json"
 
 
 class Tx:
-    """Typed queries inside one open transaction (``conn`` is there for extra SQL)."""
+    """Typed queries inside one open transaction (``conn`` is there for extra SQL).
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    The SQL is portable between SQLite and PostgreSQL; a backend whose writes lock
+    what they read overrides ``table`` and ``table_by_name``.
+    """
+
+    def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        return self.conn.execute(sql, params)
+
     def table(self, table_id: str) -> TableRow | None:
-        row = self.conn.execute(f"SELECT {_TABLE_COLUMNS} FROM tables WHERE table_id = ?", (table_id,)).fetchone()
+        row = self._execute(f"SELECT {TABLE_COLUMNS} FROM tables WHERE table_id = ?", (table_id,)).fetchone()
         return TableRow(*row) if row else None
 
     def table_by_name(self, name: str) -> TableRow | None:
-        row = self.conn.execute(f"SELECT {_TABLE_COLUMNS} FROM tables WHERE name = ?", (name,)).fetchone()
+        row = self._execute(f"SELECT {TABLE_COLUMNS} FROM tables WHERE name = ?", (name,)).fetchone()
         return TableRow(*row) if row else None
 
     def insert_table(
         self, table_id: str, location: str, *, name: str | None = None, latest: int = -1, published: int = -1
     ) -> None:
-        self.conn.execute(
+        self._execute(
             "INSERT INTO tables (table_id, name, location, latest_version, latest_published_version)"
             " VALUES (?, ?, ?, ?, ?)",
             (table_id, name, location, latest, published),
         )
 
     def register(self, table_id: str, name: str, *, latest: int, published: int) -> None:
-        self.conn.execute(
+        self._execute(
             "UPDATE tables SET name = ?, latest_version = ?, latest_published_version = ? WHERE table_id = ?",
             (name, latest, published, table_id),
         )
 
     def raise_latest(self, table_id: str, version: int) -> None:
-        self.conn.execute(
-            "UPDATE tables SET latest_version = MAX(latest_version, ?) WHERE table_id = ?",
-            (version, table_id),
+        """Raise the latest version to ``version``; never lower it."""
+        self._execute(
+            "UPDATE tables SET latest_version = ? WHERE table_id = ? AND latest_version < ?",
+            (version, table_id, version),
         )
 
     def raise_published(self, table_id: str, version: int) -> None:
-        self.conn.execute(
-            "UPDATE tables SET latest_published_version = MAX(latest_published_version, ?) WHERE table_id = ?",
-            (version, table_id),
+        """Raise the published mark to ``version``; never lower it."""
+        self._execute(
+            "UPDATE tables SET latest_published_version = ? WHERE table_id = ? AND latest_published_version < ?",
+            (version, table_id, version),
         )
 
     def set_policy(self, table_id: str, policy_json: str | None) -> None:
-        self.conn.execute("UPDATE tables SET policy_json = ? WHERE table_id = ?", (policy_json, table_id))
+        self._execute("UPDATE tables SET policy_json = ? WHERE table_id = ?", (policy_json, table_id))
 
     def commits(self, table_id: str) -> list[RatifiedCommit]:
         """Every stored commit of the table, ascending."""
-        rows = self.conn.execute(
+        rows = self._execute(
             "SELECT version, staged_uri, inline_content, in_commit_timestamp FROM commits"
             " WHERE table_id = ? ORDER BY version",
             (table_id,),
@@ -114,80 +149,61 @@ class Tx:
         return [RatifiedCommit(v, uri, None if blob is None else bytes(blob), ict) for v, uri, blob, ict in rows]
 
     def insert_commit(self, table_id: str, commit: RatifiedCommit, *, replace: bool = False) -> None:
-        verb = "INSERT OR REPLACE" if replace else "INSERT"
-        self.conn.execute(
-            f"{verb} INTO commits (table_id, version, staged_uri, inline_content, in_commit_timestamp)"
-            " VALUES (?, ?, ?, ?, ?)",
+        """A plain INSERT (the primary key refuses a second commit for a version), or with
+        ``replace`` an overwrite (faulty variants only)."""
+        overwrite = (
+            " ON CONFLICT (table_id, version) DO UPDATE SET staged_uri = excluded.staged_uri,"
+            " inline_content = excluded.inline_content, in_commit_timestamp = excluded.in_commit_timestamp"
+        )
+        self._execute(
+            "INSERT INTO commits (table_id, version, staged_uri, inline_content, in_commit_timestamp)"
+            " VALUES (?, ?, ?, ?, ?)" + (overwrite if replace else ""),
             (table_id, commit.version, commit.staged_uri, commit.inline_content, commit.in_commit_timestamp),
         )
 
     def delete_commits(self, table_id: str, up_to: int) -> None:
         """Drop stored commits with version <= ``up_to``."""
-        self.conn.execute("DELETE FROM commits WHERE table_id = ? AND version <= ?", (table_id, up_to))
+        self._execute("DELETE FROM commits WHERE table_id = ? AND version <= ?", (table_id, up_to))
 
 
-class _Connection(sqlite3.Connection):
-    """A connection that can be weakly referenced (the base class cannot)."""
+class Backend(Protocol):
+    def transaction(self, *, write: bool) -> AbstractContextManager[Tx]: ...
+
+    def close(self) -> None: ...
+
+
+def open_backend(location: str | Path, busy_timeout_s: float) -> Backend:
+    if is_postgres_url(location):
+        from reference_impl.catalog.postgres_store import PostgresBackend
+
+        assert isinstance(location, str)
+        return PostgresBackend(location, lock_timeout_s=busy_timeout_s)
+    from reference_impl.catalog.sqlite_store import SqliteBackend
+
+    return SqliteBackend(Path(location), busy_timeout_s=busy_timeout_s)
 
 
 class CatalogStore:
-    """The catalog's database file; safe to share between threads and processes."""
+    """The catalog's database; safe to share between threads and processes.
 
-    def __init__(self, path: str | Path, *, busy_timeout_s: float = 60.0) -> None:
-        self.path = Path(path)
-        self._timeout = busy_timeout_s
-        self._local = threading.local()
-        # Weak: a thread's connection closes when the thread ends (its local dies).
-        self._all: weakref.WeakSet[_Connection] = weakref.WeakSet()
-        self._all_lock = threading.Lock()
+    ``location``: a SQLite file path, or a ``postgresql://`` URL. ``StoreError`` when it
+    cannot be opened.
+    """
+
+    def __init__(self, location: str | Path, *, busy_timeout_s: float = 60.0) -> None:
+        self.location = location
+        self._backend = open_backend(location, busy_timeout_s)
         with self.write() as tx:
-            for statement in _SCHEMA:
+            for statement in SCHEMA:
                 tx.conn.execute(statement)
 
-    def _conn(self) -> sqlite3.Connection:
-        pid, conn = getattr(self._local, "entry", (None, None))
-        if conn is None or pid != os.getpid():
-            # isolation_level=None: we issue BEGIN/COMMIT ourselves.
-            conn = sqlite3.connect(
-                self.path,
-                timeout=self._timeout,
-                isolation_level=None,
-                check_same_thread=False,
-                factory=_Connection,
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            self._local.entry = (os.getpid(), conn)
-            with self._all_lock:
-                self._all.add(conn)
-        return conn
-
-    @contextmanager
-    def _transaction(self, begin: str) -> Iterator[Tx]:
-        conn = self._conn()
-        conn.execute(begin)
-        done = False
-        try:
-            yield Tx(conn)
-            conn.execute("COMMIT")
-            done = True
-        finally:
-            # Whatever failed (a refused proposal included) leaves no trace.
-            if not done and conn.in_transaction:
-                conn.execute("ROLLBACK")
-
     def write(self) -> AbstractContextManager[Tx]:
-        """A write transaction holding the database's write lock from its first statement."""
-        return self._transaction("BEGIN IMMEDIATE")
+        """A write transaction: what it reads cannot change under it before it commits."""
+        return self._backend.transaction(write=True)
 
     def read(self) -> AbstractContextManager[Tx]:
         """A read transaction: one consistent snapshot for all its queries."""
-        return self._transaction("BEGIN")
+        return self._backend.transaction(write=False)
 
     def close(self) -> None:
-        with self._all_lock:
-            for conn in list(self._all):
-                conn.close()
-            self._all.clear()
-        self._local = threading.local()
+        self._backend.close()

@@ -31,7 +31,11 @@ class ServeError(ValueError):
 
 
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", default="lakecert-serve/catalog.sqlite", help="SQLite file of the catalog")
+    p.add_argument(
+        "--db",
+        default="lakecert-serve/catalog.sqlite",
+        help="the catalog's database: a SQLite file, or a postgresql:// URL (extra `postgres`)",
+    )
     p.add_argument("--warehouse", help="where tables live, file:// or s3:// (default: <db dir>/warehouse)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
     p.add_argument("--port", type=int, default=8080, help="port (0: any free port)")
@@ -86,6 +90,8 @@ def _catalog_class(fault_name: str | None) -> type[ReferenceCatalog]:
 
 def build(args: argparse.Namespace) -> Built:
     """The app for ``args`` (the options of ``add_serve_arguments``); ``ServeError`` on bad usage."""
+    from reference_impl.catalog.store import StoreError, is_postgres_url
+
     try:
         from reference_impl.server.app import build_app
         from reference_impl.server.auth import Authenticator, TokenFileError, load_tokens
@@ -102,13 +108,23 @@ def build(args: argparse.Namespace) -> Built:
         tokens = load_tokens(args.tokens) if args.tokens else None
     except TokenFileError as e:
         raise ServeError(str(e)) from e
-    db = Path(args.db).resolve()
-    db.parent.mkdir(parents=True, exist_ok=True)
-    warehouse = args.warehouse or path_to_uri(db.parent / "warehouse")
+    db: str | Path
+    if is_postgres_url(args.db):
+        # Several servers may share the database: they must share the warehouse too, so no default.
+        if not args.warehouse:
+            raise ServeError("a PostgreSQL --db needs --warehouse (the servers sharing the database share it)")
+        db = args.db
+    else:
+        db = Path(args.db).resolve()
+        db.parent.mkdir(parents=True, exist_ok=True)
+    warehouse = args.warehouse or path_to_uri(Path(db).parent / "warehouse")
     if not warehouse.startswith(("file:///", "s3://")):
         raise ServeError(f"--warehouse must be an absolute file:// or an s3:// URI, not {warehouse!r}")
     storage = make_storage(args.s3_endpoint_url)
-    catalog = cls(db, warehouse, storage)
+    try:
+        catalog = cls(db, warehouse, storage)
+    except StoreError as e:
+        raise ServeError(str(e)) from e
     meta = MetaStore(db)
     limits = Limits(max_unpublished=args.max_unpublished or None)
     name = SERVER_NAME + (f" (faulty:{args.fault.removeprefix('faulty:')})" if args.fault else "")
