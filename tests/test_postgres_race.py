@@ -11,7 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.catalog_http import Storm, history_problems, listings, make_tables, serving
+from reference_impl.server.loadgen import Storm, history_problems, listings, make_tables
+from reference_impl.server.runner import serving
 from reference_impl.server.testing import COMMITS, Driver, Table
 from reference_impl.storage.local import path_to_uri
 from tests.pg import Postgres, shared_cluster

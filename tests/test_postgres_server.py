@@ -10,9 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.catalog_http import serving
 from reference_impl.server.cli import serve_main
-from reference_impl.server.runner import ServerProcess
+from reference_impl.server.runner import ServerProcess, serving
 from reference_impl.server.testing import API, serve_args
 from reference_impl.storage.local import path_to_uri
 from tests.pg import Postgres, free_port, shared_cluster
@@ -26,8 +25,7 @@ def postgres() -> Iterator[Postgres]:
 
 @pytest.mark.slow
 def test_served_reference_on_postgres_is_certified(postgres: Postgres, tmp_path: Path) -> None:
-    args = ["--db", postgres.new_schema(), "--warehouse", path_to_uri(tmp_path / "warehouse")]
-    with ServerProcess([*args, "--log-level", "warning"]) as server:
+    with ServerProcess(postgres.new_schema(), path_to_uri(tmp_path / "warehouse"), timeout_s=30) as server:
         code, res = certify_uc(tmp_path, server.url)
     assert res["verdict"] == "CERTIFIED", [r for r in res["results"] if r["status"] != "PASS"]
     assert code == 0

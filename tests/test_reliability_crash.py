@@ -15,8 +15,9 @@ from typing import Any
 import httpx
 import pytest
 
-from bench.catalog_http import ServeProcess, Storm, history_problems, listings, make_tables
 from reference_impl.catalog.store import CatalogStore
+from reference_impl.server.loadgen import Storm, history_problems, listings, make_tables
+from reference_impl.server.runner import ServerProcess
 from reference_impl.server.testing import Driver
 from reference_impl.storage.local import path_to_uri
 from tests.pg import Postgres, shared_cluster
@@ -49,7 +50,7 @@ def wait_for(condition: Any, timeout_s: float) -> None:
 @pytest.mark.slow
 def test_kill_mid_storm_loses_no_acknowledged_commit(db: str, tmp_path: Path) -> None:
     warehouse = path_to_uri(tmp_path / "warehouse")
-    with ServeProcess(db, warehouse, *SERVE) as server:
+    with ServerProcess(db, warehouse, *SERVE) as server:
         tables = make_tables(server.url, TABLES)
         storm = Storm([server.url], tables, WRITERS, commits=1_000_000).start()  # runs until the kill
         wait_for(lambda: storm.acked >= ACKED_BEFORE_KILL, timeout_s=60)
@@ -57,7 +58,7 @@ def test_kill_mid_storm_loses_no_acknowledged_commit(db: str, tmp_path: Path) ->
         storm.join(timeout_s=60)
     # Each writer ran until the kill broke its connection: one proposal each without an answer.
     assert sum(1 for p in storm.proposals if p.status is None) == WRITERS
-    with ServeProcess(db, warehouse, *SERVE) as restarted:
+    with ServerProcess(db, warehouse, *SERVE) as restarted:
         listed = listings(restarted.url, tables)
         assert history_problems(storm.proposals, listed, lost_answers=True) == []
         by_version = [{c["version"]: c for c in li["commits"]} for li in listed]
@@ -103,7 +104,7 @@ def test_sqlite_store_is_wal_with_synchronous_full(tmp_path: Path) -> None:
 def test_server_survives_a_postgres_restart(postgres: Postgres, tmp_path: Path) -> None:
     """PostgreSQL restarts under a running server: every pooled connection is cut; the next
     requests reconnect, and nothing acknowledged is lost."""
-    with ServeProcess(postgres.new_schema(), path_to_uri(tmp_path / "warehouse"), *SERVE) as server:
+    with ServerProcess(postgres.new_schema(), path_to_uri(tmp_path / "warehouse"), *SERVE) as server:
         (table,) = make_tables(server.url, 1)
         with httpx.Client(base_url=server.url, timeout=30) as http:
             driver = Driver(http)

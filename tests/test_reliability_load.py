@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.catalog_http import ServeProcess, Storm, history_problems, listings, make_tables
+from reference_impl.server.loadgen import Storm, history_problems, listings, make_tables
+from reference_impl.server.runner import ServerProcess
 from reference_impl.storage.local import path_to_uri
 from tests.pg import Postgres, shared_cluster
 
@@ -32,7 +33,7 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.mark.slow
 def test_concurrent_writers_lose_nothing(db: str, tmp_path: Path) -> None:
-    with ServeProcess(db, path_to_uri(tmp_path / "warehouse"), "--max-unpublished", "0") as server:
+    with ServerProcess(db, path_to_uri(tmp_path / "warehouse"), "--max-unpublished", "0") as server:
         tables = make_tables(server.url, TABLES)
         storm = Storm([server.url], tables, WRITERS, COMMITS).run(timeout_s=120)
         listed = listings(server.url, tables)

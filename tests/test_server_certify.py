@@ -59,7 +59,7 @@ def run_in_process(work: Path, target: str) -> tuple[int, dict[str, Any]]:
 
 def test_served_reference_is_certified(tmp_path: Path) -> None:
     # `lakecert serve` as a user runs it: its own process, loopback, any free port.
-    with ServerProcess(["--db", str(tmp_path / "catalog.sqlite"), "--log-level", "warning"]) as server:
+    with ServerProcess(str(tmp_path / "catalog.sqlite"), timeout_s=30) as server:
         code, res = certify_uc(tmp_path, server.url)
     assert res["verdict"] == "CERTIFIED", [r for r in res["results"] if r["status"] != "PASS"]
     assert code == 0

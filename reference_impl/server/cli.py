@@ -149,7 +149,7 @@ def serve_main(args: argparse.Namespace) -> int:
         return USAGE_ERROR
     import uvicorn
 
-    from reference_impl.server.runner import bind_socket
+    from reference_impl.asgi_thread import bind_socket
 
     try:
         sock = bind_socket(args.host, args.port)

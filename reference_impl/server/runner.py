@@ -1,77 +1,39 @@
-"""Run the app with uvicorn in a background thread (tests, embedding); ``stop()`` ends it."""
+"""``lakecert serve`` in its own process (tests, benchmarks): ``ServerProcess`` for one, ``serving()`` for
+several on one database. (In-process, in a thread: ``reference_impl.asgi_thread.ServerThread``.)"""
 
 from __future__ import annotations
 
-import socket
+import http.client
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from types import TracebackType
 
-import uvicorn
-from starlette.types import ASGIApp
+from reference_impl.server.app import PREFIX
 
-
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket. TCP_NODELAY (inherited by accepted connections): without it, a
-    response written in two parts waits for the client's delayed ACK, 40 ms per request."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind((host, port))
-    return sock
-
-
-class ServerThread:
-    """uvicorn on ``host:port`` (port 0: any free port) in a daemon thread."""
-
-    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning") -> None:
-        self._sock = bind_socket(host, port)
-        self.host, self.port = host, int(self._sock.getsockname()[1])
-        config = uvicorn.Config(app, log_level=log_level, lifespan="off", timeout_graceful_shutdown=5)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
-
-    def start(self, timeout_s: float = 15.0) -> ServerThread:
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the server did not start")
-            time.sleep(0.01)
-        return self
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=15)
-        self._sock.close()
-
-    def __enter__(self) -> ServerThread:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never through a proxy
 
 
 class ServerProcess:
-    """``python -m reference_impl.server.cli ARGS --port 0`` in its own process; ``stop()`` ends it."""
+    """``python -m reference_impl.server.cli --db DB [--warehouse W] ARGS`` on 127.0.0.1, any free port,
+    log level ``warning`` unless ``ARGS`` say otherwise. Ready once it answers HTTP (or RuntimeError
+    after ``timeout_s``). ``kill()`` is a SIGKILL (a crash); ``stop()`` a clean stop. Always stopped
+    by ``with``."""
 
-    def __init__(self, args: list[str], timeout_s: float = 30.0) -> None:
-        import subprocess
-        import sys
-
+    def __init__(self, db: str, warehouse: str | None = None, *args: str, timeout_s: float = 60.0) -> None:
+        command = [sys.executable, "-m", "reference_impl.server.cli", "--db", db]
+        command += ["--warehouse", warehouse] if warehouse is not None else []
+        command += ["--host", "127.0.0.1", "--port", "0", "--log-level", "warning", *args]
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "reference_impl.server.cli", *args, "--host", "127.0.0.1", "--port", "0"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
         )
         self.url = ""
         self.output: list[str] = []
@@ -84,24 +46,46 @@ class ServerProcess:
                 break
             if time.monotonic() > deadline:
                 break
-        if not self.url:
-            self.stop()
-            raise RuntimeError("the server did not start:\n" + "".join(self.output))
         # Keep draining its log so the server never blocks on a full pipe.
         self._drain = threading.Thread(target=self._read_rest, daemon=True)
         self._drain.start()
+        if not self.url or not self._answers(deadline):
+            self.stop()
+            raise RuntimeError("lakecert serve did not start:\n" + "".join(self.output))
+
+    def _answers(self, deadline: float) -> bool:
+        """Whether the server answers HTTP (any status) before ``deadline``."""
+        while self._proc.poll() is None and time.monotonic() < deadline:
+            try:
+                with _DIRECT.open(f"{self.url}{PREFIX}/lakecert/v1/capabilities", timeout=5):
+                    return True
+            except urllib.error.HTTPError:  # an answer all the same
+                return True
+            except (OSError, http.client.HTTPException):  # no answer (yet): refused, reset, timed out
+                time.sleep(0.02)
+        return False
 
     def _read_rest(self) -> None:
         assert self._proc.stderr is not None
         for line in self._proc.stderr:
             self.output.append(line)
 
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def kill(self) -> None:
+        """SIGKILL: no clean-up in the server at all."""
+        if self._proc.poll() is None:
+            os.kill(self._proc.pid, signal.SIGKILL)
+        self._proc.wait(timeout=30)
+
     def stop(self) -> None:
         if self._proc.poll() is None:
             self._proc.terminate()
             try:
                 self._proc.wait(timeout=15)
-            except Exception:
+            except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
         if self._proc.stderr is not None:
@@ -114,3 +98,19 @@ class ServerProcess:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+@contextmanager
+def serving(count: int, db: str, warehouse: str, *args: str) -> Iterator[list[ServerProcess]]:
+    """``count`` servers on one database, started in parallel; every one that started is stopped."""
+    with ExitStack() as stack, ThreadPoolExecutor(count) as pool:
+        futures = [pool.submit(ServerProcess, db, warehouse, *args) for _ in range(count)]
+        servers, errors = [], []
+        for future in futures:
+            try:
+                servers.append(stack.enter_context(future.result()))
+            except Exception as e:
+                errors.append(e)
+        if errors:
+            raise errors[0]
+        yield servers
