@@ -9,6 +9,7 @@ is whatever Spark's own conflict validation decides.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -65,8 +66,8 @@ class SparkHeld:
     start_version: int
 
     def release(self) -> CommitResult:
+        held = self.hold.commits
         try:
-            held = self.hold.commits
             if held:
                 held[0].release()
             self.future.result(timeout=self.hold.timeout_s)
@@ -76,13 +77,17 @@ class SparkHeld:
             return CommitResult(False, None, f"{type(e).__name__}: {str(e)[:300]}")
         finally:
             self.hold.cancel()
+        if not held:  # it ended without asking the catalog for anything: no version is its own
+            return CommitResult(False, None, "finished without a commit (nothing to change)")
         return CommitResult(True, self.engine.current_version(self.table))
 
 
 class SparkIcebergEngine:
     """Spark (``spark.master`` from the config) writing Iceberg tables through the reference REST catalog."""
 
-    def __init__(self, env: TargetEnv, master: str = "local[2]", hold_timeout_s: float = 120.0) -> None:
+    def __init__(
+        self, env: TargetEnv, master: str = "local[2]", hold_timeout_s: float = 120.0, second_writer: str = "spark"
+    ) -> None:
         self.server = IcebergRestServer(
             f"{env.warehouse_uri}/iceberg", env.workdir / "iceberg-catalog.sqlite", hold_timeout_s=hold_timeout_s
         ).start()
@@ -91,6 +96,11 @@ class SparkIcebergEngine:
         self._sessions: dict[int, Any] = {}
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="spark-writer")
         self._timeout = hold_timeout_s
+        self._pyiceberg = None
+        if second_writer == "pyiceberg":
+            from conformance.engines.pyiceberg_writer import PyIcebergWriter
+
+            self._pyiceberg = PyIcebergWriter(self.server.client_properties(), NAMESPACE)
 
     def _with_catalog(self, session: Any) -> Any:
         # Catalogs are session configuration: each writer's session is pointed at this engine's server.
@@ -143,8 +153,7 @@ class SparkIcebergEngine:
     def begin(self, table: str, writer: int, op: Operation) -> SparkHeld:
         hold = self.server.controller.hold(NAMESPACE, table, count=1, timeout_s=self._timeout)
         start = self.current_version(table)
-        session = self._session(writer)
-        future = self._pool.submit(lambda: session.sql(statement(table, op)).collect())
+        future = self._pool.submit(self._runner(table, writer, op))
         # Return once the commit is parked, or the operation ended without reaching the catalog.
         while not hold.commits and not future.done():
             try:
@@ -152,6 +161,16 @@ class SparkIcebergEngine:
             except ScheduleTimeout:
                 continue
         return SparkHeld(self, table, hold, future, start)
+
+    def _runner(self, table: str, writer: int, op: Operation) -> Callable[[], object]:
+        """What writer ``writer`` runs: pyiceberg's part when it is the second writer, else Spark SQL."""
+        from conformance.engines.pyiceberg_writer import PLAYS
+
+        if self._pyiceberg is not None and writer == 1 and op.kind in PLAYS:
+            writer_ = self._pyiceberg
+            return lambda: writer_.run(table, op)
+        session = self._session(writer)
+        return lambda: session.sql(statement(table, op)).collect()
 
     def read(self, table: str, version: int | None = None) -> TableRead:
         full = f"{CATALOG}.{NAMESPACE}.{table}"

@@ -17,6 +17,8 @@ class SparkIcebergTarget:
     kind: Kind = "third-party"
     sides: frozenset[Side] = frozenset({"engine"})
 
+    second_writer = "spark"
+
     def __init__(self, master: str = "local[2]", hold_timeout_s: float = 120.0) -> None:
         self.master = master
         self.hold_timeout_s = hold_timeout_s
@@ -27,7 +29,7 @@ class SparkIcebergTarget:
     def make_engine(self, env: TargetEnv) -> object:
         from conformance.engines.spark_iceberg import SparkIcebergEngine  # starts the JVM: only when used
 
-        return SparkIcebergEngine(env, self.master, self.hold_timeout_s)
+        return SparkIcebergEngine(env, self.master, self.hold_timeout_s, self.second_writer)
 
     def make_catalog(self, env: TargetEnv) -> object:
         raise NotImplementedError("spark-iceberg has only the engine side")
@@ -39,3 +41,16 @@ class SparkIcebergTarget:
         from conformance.engines.spark_session import stop
 
         stop()
+
+
+class SparkPyIcebergTarget(SparkIcebergTarget):
+    """``spark-pyiceberg``: as ``spark-iceberg``, with pyiceberg 0.12 as the second writer (its INSERTs
+    and DELETEs; UPDATEs and compactions stay with Spark)."""
+
+    name = "spark-pyiceberg"
+    second_writer = "pyiceberg"
+
+    def version(self) -> str:
+        import pyiceberg
+
+        return f"{super().version()}, pyiceberg {pyiceberg.__version__}"
