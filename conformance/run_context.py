@@ -26,13 +26,18 @@ SIDE_OF_PROFILE = {
     "delta-cm-catalog": "catalog",
     "delta-cm-writer": "client",
     "delta-cm-reader": "client",
+    "delta-cm-path-access": "client",
     "iceberg-row-delta": "engine",
 }
 
 
 def select_profiles(target: Target, wanted: list[str] | None) -> list[str]:
-    """The profiles to run: the asked ones (validated) or every one the target has a side for."""
+    """The profiles to run: the asked ones (validated) or every one the target has a side for.
+
+    A target may narrow that with a ``profiles`` attribute: the only profiles it can be judged on
+    (e.g. clients without catalog support, which only have ``delta-cm-path-access``)."""
     known = profiles()
+    supported = getattr(target, "profiles", None)
     if wanted:
         unknown = [p for p in wanted if p not in known]
         if unknown:
@@ -40,8 +45,11 @@ def select_profiles(target: Target, wanted: list[str] | None) -> list[str]:
         missing = [p for p in wanted if SIDE_OF_PROFILE.get(p) not in target.sides]
         if missing:
             raise ConfigError(f"target {target.name} has no side for profile(s) {missing}")
+        unsupported = [p for p in wanted if supported is not None and p not in supported]
+        if supported is not None and unsupported:
+            raise ConfigError(f"target {target.name} supports only profile(s) {sorted(supported)}, not {unsupported}")
         return list(dict.fromkeys(wanted))
-    return [p for p in known if SIDE_OF_PROFILE.get(p) in target.sides]
+    return [p for p in known if SIDE_OF_PROFILE.get(p) in target.sides and (supported is None or p in supported)]
 
 
 def _warehouse(cfg: Config, workdir: Path) -> tuple[str, Storage]:

@@ -68,7 +68,19 @@ class RunSummary:
         self.statuses = {rid: requirement_outcome(self.requirements[rid], outs) for rid, outs in by_req.items()}
 
     def profile_verdict(self, profile: str) -> str:
+        """CERTIFIED, NOT_CERTIFIED, or NOT_APPLICABLE when every check was verified not to apply."""
         reqs = [r for r in self.requirements.values() if r.profile == profile]
+        statuses = {self.statuses[r.id] for r in reqs}
+        if (
+            not self.partial
+            and Outcome.NOT_APPLICABLE in statuses
+            and statuses
+            <= {
+                Outcome.NOT_APPLICABLE,
+                Outcome.UNTESTABLE,
+            }
+        ):
+            return "NOT_APPLICABLE"
         return "CERTIFIED" if self._certifies(reqs) else "NOT_CERTIFIED"
 
     def _certifies(self, reqs: list[Requirement]) -> bool:
@@ -83,7 +95,9 @@ class RunSummary:
 
     @property
     def verdict(self) -> str:
-        ok = all(self.profile_verdict(p) == "CERTIFIED" for p in self.profiles) and bool(self.profiles)
+        """CERTIFIED when every profile is, leaving out profiles that do not apply at all."""
+        verdicts = [self.profile_verdict(p) for p in self.profiles]
+        ok = "CERTIFIED" in verdicts and all(v in ("CERTIFIED", "NOT_APPLICABLE") for v in verdicts)
         return "CERTIFIED" if ok else "NOT_CERTIFIED"
 
     def counts(self) -> dict[str, int]:

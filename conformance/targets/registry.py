@@ -16,10 +16,18 @@ ENTRY_POINT_GROUP = "lakecert.targets"
 BUILTIN_ADAPTERS = {
     "uc": "conformance.targets.uc:UCTarget",
     "spark-iceberg": "conformance.targets.spark_iceberg:SparkIcebergTarget",
+    "spark-pyiceberg": "conformance.targets.spark_iceberg:SparkPyIcebergTarget",
+    "delta-rs": "conformance.targets.path_clients:DeltaRsTarget",
+    "polars": "conformance.targets.path_clients:PolarsTarget",
+    "pyarrow-dataset": "conformance.targets.path_clients:PyArrowDatasetTarget",
 }
 DESCRIPTIONS = {
     "uc": "any catalog speaking Unity Catalog's Delta commits API (options: url, token)",
     "spark-iceberg": "Spark with the Iceberg runtime, through the reference REST catalog (options: master)",
+    "spark-pyiceberg": "spark-iceberg with pyiceberg as the second writer (its INSERTs and DELETEs)",
+    "delta-rs": "delta-rs (deltalake) given only a table's path; profile delta-cm-path-access",
+    "polars": "polars read_delta / write_delta given only a table's path; profile delta-cm-path-access",
+    "pyarrow-dataset": "naive reader: every Parquet file under the path, no log; profile delta-cm-path-access",
 }
 
 

@@ -32,6 +32,7 @@ from reference_impl.delta.cleanup import plan_cleanup
 from reference_impl.delta.compaction import reconcile
 from reference_impl.delta.data_files import Row, read_data_file, row_id, write_data_file
 from reference_impl.delta.log_paths import compaction_uri, delta_uri, log_dir, staged_uri
+from reference_impl.delta.path_access import PathAccess
 from reference_impl.delta.snapshot import LogReader, LogSegment, Snapshot, read_rows
 
 Clock = Callable[[], int]
@@ -47,8 +48,10 @@ def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class ReferenceClient:
-    """``contract.DeltaClient`` done right. ``inline=True`` sends commit content to the catalog."""
+class ReferenceClient(PathAccess):
+    """``contract.DeltaClient`` done right. ``inline=True`` sends commit content to the catalog.
+
+    ``PathAccess`` adds the optional path contract: it refuses catalog-managed tables by path."""
 
     reader_class: ClassVar[type[LogReader]] = LogReader  # read()
     log_class: ClassVar[type[LogReader]] = LogReader  # the writer's own view of the table

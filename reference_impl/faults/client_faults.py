@@ -20,7 +20,7 @@ from reference_impl.delta.actions import Action, InvalidCommitError, decode_comm
 from reference_impl.delta.cleanup import cut_off_checkpoint, files_to_delete, log_files, plan_cleanup
 from reference_impl.delta.client import ReferenceClient
 from reference_impl.delta.log_paths import delta_uri, staged_dir
-from reference_impl.delta.snapshot import CommitRef, LogReader, LogSegment, listed_log_files
+from reference_impl.delta.snapshot import CommitRef, LogReader, LogSegment, Snapshot, listed_log_files
 from reference_impl.faults.registry import fault
 
 # ====================================================================== writer: commit content
@@ -303,7 +303,7 @@ class _PreferPublishedReader(LogReader):
 @fault(
     "prefer-published",
     "client",
-    ("RDR-CATALOG-PRECEDENCE",),
+    ("RDR-CATALOG-PRECEDENCE", "RDR-GOLDEN-TABLES"),
     "Uses the published file of a version even when the catalog supplies that commit.",
 )
 class PreferPublished(ReferenceClient):
@@ -320,7 +320,7 @@ class _ReadPastLatestReader(LogReader):
 @fault(
     "read-past-latest",
     "client",
-    ("RDR-IGNORE-ABOVE-LATEST",),
+    ("RDR-IGNORE-ABOVE-LATEST", "RDR-GOLDEN-TABLES"),
     "Also uses published files above the catalog's latest ratified version.",
 )
 class ReadPastLatest(ReferenceClient):
@@ -386,3 +386,28 @@ class _MtimeReader(LogReader):
 )
 class MtimeTimeTravel(ReferenceClient):
     reader_class = _MtimeReader
+
+
+# ====================================================================== path-based access (no catalog)
+
+
+@fault(
+    "path-reader",
+    "client",
+    ("RDR-PATH-READ-REFUSED",),
+    "Given only the table's path, reads the published log as an ordinary table, ignoring catalogManaged.",
+)
+class PathReader(ReferenceClient):
+    def _refuse_path_read(self, snapshot: Snapshot) -> Exception | None:
+        return None
+
+
+@fault(
+    "path-writer",
+    "client",
+    ("WRT-PATH-WRITE-REFUSED",),
+    "Given only the table's path, commits _delta_log/<v>.json through the filesystem, ignoring catalogManaged.",
+)
+class PathWriter(ReferenceClient):
+    def _refuse_path_write(self, snapshot: Snapshot) -> Exception | None:
+        return None

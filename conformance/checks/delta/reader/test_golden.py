@@ -1,0 +1,97 @@
+"""Golden tables (fixtures/golden/, layout in its README.md): every expected version, the latest
+and, where given, reads by timestamp reproduce the case's expected rows (RFC "Reading
+Catalog-managed Tables")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.checks.delta.builders import LogBuilder
+from conformance.fixtures_dir import fixtures_dir
+from conformance.observe.recording import PASS_THROUGH, RecordingClient, TargetRaised
+from conformance.targets.contract import RatifiedCommit
+from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.delta.log_paths import staged_dir
+
+
+def _golden_root() -> Path | None:
+    try:
+        root = fixtures_dir() / "golden"
+    except FileNotFoundError:
+        return None
+    return root if root.is_dir() else None
+
+
+def _case_names() -> list[str]:
+    root = _golden_root()
+    if root is None:
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "test_case_info.json").is_file())
+
+
+def _load(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def _seed(case: Path, seeded: LogBuilder) -> tuple[dict[str, Any], list[RatifiedCommit]]:
+    """Copy the case's table to the fresh location; the catalog's commits for that copy."""
+    table = case / "table"
+    for path in sorted(table.rglob("*")):
+        if path.is_file():
+            seeded.storage.put(f"{seeded.location}/{path.relative_to(table).as_posix()}", path.read_bytes())
+    state = _load(case / "catalog.json")
+    commits = [
+        RatifiedCommit(
+            c["version"],
+            staged_uri=f"{staged_dir(seeded.location)}/{c['staged']}" if "staged" in c else None,
+            inline_content=c["inline"].encode() if "inline" in c else None,
+            in_commit_timestamp=c["in_commit_timestamp"],
+        )
+        for c in state["commits"]
+    ]
+    return state, commits
+
+
+@pytest.mark.req("RDR-GOLDEN-TABLES")
+@pytest.mark.parametrize("case_name", _case_names())
+def test_reader_reproduces_golden_table(
+    case_name: str, client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
+) -> None:
+    root = _golden_root()
+    assert root is not None
+    case = root / case_name
+    state, commits = _seed(case, seeded)
+    ref_admin.import_table(
+        table_name, seeded.location, state["latest_version"], commits, state["latest_published_version"]
+    )
+    expected = case / "expected"
+    wrong: list[str] = []
+
+    def compare(what: str, want_version: int, want_rows: list[dict[str, object]], **how: int) -> None:
+        try:
+            got = client.read(table_name, **how)
+        except (TargetRaised, *PASS_THROUGH) as err:  # any error of a read is the reader's
+            wrong.append(f"{case_name}: {what}: expected version {want_version}, got {type(err).__name__}: {err}")
+            return
+        if got.version != want_version or got.rows != want_rows:
+            wrong.append(
+                f"{case_name}: {what}: expected version {want_version} rows {want_rows}, "
+                f"got version {got.version} rows {got.rows}"
+            )
+
+    for version in _load(case / "test_case_info.json")["versions"]:
+        rows = _load(expected / f"v{version}" / "rows.json")
+        compare(f"version {version}", version, rows, version=version)
+    latest = _load(expected / "latest" / "table_version_metadata.json")["version"]
+    compare("latest", latest, _load(expected / "latest" / "rows.json"))
+    if (expected / "timestamps.json").is_file():
+        for entry in _load(expected / "timestamps.json")["timestamps"]:
+            ts, version = entry["timestamp_ms"], entry["version"]
+            rows = _load(expected / f"v{version}" / "rows.json")
+            compare(f"timestamp {ts} (version {version})", version, rows, timestamp_ms=ts)
+    if wrong:
+        raise AssertionError("\n".join(wrong))
