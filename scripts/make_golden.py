@@ -34,13 +34,13 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from conformance.targets.contract import RatifiedCommit  # noqa: E402
 from reference_impl.catalog.catalog import ReferenceCatalog  # noqa: E402
 from reference_impl.delta import actions as act  # noqa: E402
 from reference_impl.delta import rfc_fixture  # noqa: E402
 from reference_impl.delta.checkpoint import write_checkpoint  # noqa: E402
 from reference_impl.delta.client import ReferenceClient  # noqa: E402
 from reference_impl.delta.data_files import write_data_file  # noqa: E402
+from reference_impl.delta.golden_case import seed_commits  # noqa: E402
 from reference_impl.delta.log_paths import delta_uri, staged_dir, staged_uri  # noqa: E402
 from reference_impl.delta.snapshot import LogReader, read_rows  # noqa: E402
 from reference_impl.storage.local import TEMP_PREFIX, LocalStorage, path_to_uri, uri_to_path  # noqa: E402
@@ -220,19 +220,6 @@ class Gen:
 def _dump(path: Path, obj: object) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
-
-
-def seed_commits(state: dict[str, Any], location: str) -> list[RatifiedCommit]:
-    """``catalog.json``'s commits for a copy of the table at ``location``."""
-    return [
-        RatifiedCommit(
-            c["version"],
-            staged_uri=f"{staged_dir(location)}/{c['staged']}" if "staged" in c else None,
-            inline_content=c["inline"].encode() if "inline" in c else None,
-            in_commit_timestamp=c["in_commit_timestamp"],
-        )
-        for c in state["commits"]
-    ]
 
 
 def write_case(

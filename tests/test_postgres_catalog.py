@@ -24,7 +24,7 @@ from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.faults.registry import all_faults
 from reference_impl.storage.local import LocalStorage, path_to_uri
 from tests import test_reference_catalog as sqlite_suite
-from tests.pg import Postgres, shared_cluster
+from tests.pg import Postgres
 
 # The SQLite suite's tests, collected here too with this module's fixtures (``db`` below).
 globals().update({name: test for name, test in vars(sqlite_suite).items() if name.startswith("test_")})
@@ -34,11 +34,6 @@ for _fault in all_faults().values():
     if _fault.side == "catalog":
         assert isinstance(_fault.cls, type) and issubclass(_fault.cls, ReferenceCatalog)
         CATALOG_CLASSES[_fault.name] = _fault.cls
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[Postgres]:
-    yield from shared_cluster()
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ racy faulty variant, served the same way, is caught by the same checks."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -15,16 +14,11 @@ from reference_impl.server.loadgen import Storm, history_problems, listings, mak
 from reference_impl.server.runner import serving
 from reference_impl.server.testing import COMMITS, Driver, Table
 from reference_impl.storage.local import path_to_uri
-from tests.pg import Postgres, shared_cluster
+from tests.pg import Postgres
 
 SERVERS = 3
 PER_SERVER = 2  # proposers per server
 ROUNDS = 8
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[Postgres]:
-    yield from shared_cluster()
 
 
 def race_round(urls: list[str], table: Table, version: int) -> list[httpx.Response]:

@@ -4,7 +4,6 @@ server, servers started together on one fresh database agree, bad usage exits 2.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -14,13 +13,8 @@ from reference_impl.server.cli import serve_main
 from reference_impl.server.runner import ServerProcess, serving
 from reference_impl.server.testing import API, serve_args
 from reference_impl.storage.local import path_to_uri
-from tests.pg import Postgres, free_port, shared_cluster
+from tests.pg import Postgres, free_port
 from tests.test_server_certify import certify_uc
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[Postgres]:
-    yield from shared_cluster()
 
 
 @pytest.mark.slow

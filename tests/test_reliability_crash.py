@@ -8,7 +8,6 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,24 +19,11 @@ from reference_impl.server.loadgen import Storm, history_problems, listings, mak
 from reference_impl.server.runner import ServerProcess
 from reference_impl.server.testing import Driver
 from reference_impl.storage.local import path_to_uri
-from tests.pg import Postgres, shared_cluster
+from tests.pg import Postgres
 
 TABLES, WRITERS = 3, 6  # two writers per table
 ACKED_BEFORE_KILL = 60
 SERVE = ("--max-unpublished", "0")
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[Postgres]:
-    yield from shared_cluster()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "catalog.sqlite")
-    cluster: Postgres = request.getfixturevalue("postgres")
-    return cluster.new_schema()
 
 
 def wait_for(condition: Any, timeout_s: float) -> None:

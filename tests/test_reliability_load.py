@@ -5,7 +5,6 @@ listing has a gap, and no acknowledged commit is missing or changed."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,22 +12,8 @@ import pytest
 from reference_impl.server.loadgen import Storm, history_problems, listings, make_tables
 from reference_impl.server.runner import ServerProcess
 from reference_impl.storage.local import path_to_uri
-from tests.pg import Postgres, shared_cluster
 
 WRITERS, COMMITS, TABLES = 8, 25, 4
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[Postgres]:
-    yield from shared_cluster()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "catalog.sqlite")
-    cluster: Postgres = request.getfixturevalue("postgres")
-    return cluster.new_schema()
 
 
 @pytest.mark.slow

@@ -23,6 +23,7 @@ from reference_impl.delta.actions import Action
 from reference_impl.delta.checkpoint import encode_checkpoint
 from reference_impl.delta.compaction import reconcile
 from reference_impl.delta.data_files import write_data_file
+from reference_impl.delta.golden_case import catalog_state
 from reference_impl.delta.log_paths import (
     checkpoint_uri,
     compaction_uri,
@@ -150,16 +151,7 @@ def _dump(path: Path, obj: object) -> None:
 
 def catalog_commits(fixture: Path, location: str) -> tuple[int, int, list[RatifiedCommit]]:
     """``catalog.json`` for a copy of the table at ``location``: (latest, published mark, commits)."""
-    state = json.loads((fixture / "catalog.json").read_text())
-    commits = [
-        RatifiedCommit(
-            c["version"],
-            staged_uri=f"{staged_dir(location)}/{c['staged']}" if "staged" in c else None,
-            inline_content=c["inline"].encode() if "inline" in c else None,
-            in_commit_timestamp=c["in_commit_timestamp"],
-        )
-        for c in state["commits"]
-    ]
+    state, commits = catalog_state(fixture, location)
     return state["latest_version"], state["latest_published_version"], commits
 
 

@@ -13,9 +13,8 @@ import pytest
 from conformance.checks.delta.builders import LogBuilder
 from conformance.fixtures_dir import fixtures_dir
 from conformance.observe.recording import PASS_THROUGH, RecordingClient, TargetRaised
-from conformance.targets.contract import RatifiedCommit
 from reference_impl.catalog.catalog import ReferenceCatalog
-from reference_impl.delta.log_paths import staged_dir
+from reference_impl.delta.golden_case import catalog_state, copy_table
 
 
 def _golden_root() -> Path | None:
@@ -37,25 +36,6 @@ def _load(path: Path) -> Any:
     return json.loads(path.read_text())
 
 
-def _seed(case: Path, seeded: LogBuilder) -> tuple[dict[str, Any], list[RatifiedCommit]]:
-    """Copy the case's table to the fresh location; the catalog's commits for that copy."""
-    table = case / "table"
-    for path in sorted(table.rglob("*")):
-        if path.is_file():
-            seeded.storage.put(f"{seeded.location}/{path.relative_to(table).as_posix()}", path.read_bytes())
-    state = _load(case / "catalog.json")
-    commits = [
-        RatifiedCommit(
-            c["version"],
-            staged_uri=f"{staged_dir(seeded.location)}/{c['staged']}" if "staged" in c else None,
-            inline_content=c["inline"].encode() if "inline" in c else None,
-            in_commit_timestamp=c["in_commit_timestamp"],
-        )
-        for c in state["commits"]
-    ]
-    return state, commits
-
-
 @pytest.mark.req("RDR-GOLDEN-TABLES")
 @pytest.mark.parametrize("case_name", _case_names())
 def test_reader_reproduces_golden_table(
@@ -64,7 +44,8 @@ def test_reader_reproduces_golden_table(
     root = _golden_root()
     assert root is not None
     case = root / case_name
-    state, commits = _seed(case, seeded)
+    copy_table(case, seeded.storage, seeded.location)
+    state, commits = catalog_state(case, seeded.location)
     ref_admin.import_table(
         table_name, seeded.location, state["latest_version"], commits, state["latest_published_version"]
     )
