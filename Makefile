@@ -9,16 +9,23 @@ ALLURE_VERSION := 2.46.1
 ALLURE := .cache/allure/node_modules/allure-commandline/dist/bin/allure
 # Spark 4.1 is the version both Delta and Iceberg publish for; pyspark is pinned in pyproject.toml.
 ICEBERG_JAR := .cache/jars/iceberg-spark-runtime-4.1_2.13-1.11.0.jar
+ICEBERG_AWS_JAR := .cache/jars/iceberg-aws-bundle-1.11.0.jar
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: setup certify test lint selftest bench docs clean
 
-setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR)
+setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR)
 
 # Jars for Spark, fetched once from Maven Central into the checkout (no resolver at run time).
 $(ICEBERG_JAR):
 	mkdir -p .cache/jars
 	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0 -DoutputDirectory=.cache/jars
+	test -f $@
+
+# S3FileIO with the AWS SDK, for Spark writing tables on S3 (moto in the tests).
+$(ICEBERG_AWS_JAR):
+	mkdir -p .cache/jars
+	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-aws-bundle:1.11.0 -DoutputDirectory=.cache/jars
 	test -f $@
 
 # The pinned Allure command line (npm, runs on Java), local to the checkout: no global install.
@@ -39,7 +46,7 @@ certify: setup
 	$(BIN)/lakecert run --out $(OUT); status=$$?; $(BIN)/lakecert report $(OUT) || exit 2; exit $$status
 
 test: setup
-	$(BIN)/python -m pytest -n auto -q tests
+	$(BIN)/python -m pytest -n auto --dist loadgroup -q tests
 
 lint: setup
 	$(BIN)/ruff check conformance reference_impl tests scripts bench

@@ -19,7 +19,7 @@ from conformance.targets.reference import make_reference_catalog
 from conformance.targets.registry import build_target
 from conformance.targets.target import Target, TargetEnv
 from reference_impl.catalog.catalog import ReferenceCatalog
-from reference_impl.storage import make_storage
+from reference_impl.storage import S3Settings, make_storage
 
 SUITE_VERSION = "0.1.0"
 SIDE_OF_PROFILE = {
@@ -52,22 +52,25 @@ def select_profiles(target: Target, wanted: list[str] | None) -> list[str]:
     return [p for p in known if SIDE_OF_PROFILE.get(p) in target.sides and (supported is None or p in supported)]
 
 
-def _warehouse(cfg: Config, workdir: Path) -> tuple[str, Storage]:
+def _warehouse(cfg: Config, workdir: Path) -> tuple[str, Storage, S3Settings | None]:
     s = cfg.data["storage"]
     if s["kind"] == "s3":
         bucket = s.get("bucket")
         if not bucket or not s.get("endpoint_url"):
             raise ConfigError("storage.kind=s3 needs `bucket` and `endpoint_url`")
-        storage = make_storage(
-            s["endpoint_url"],
-            region_name=s.get("region", "us-east-1"),
-            aws_access_key_id=s.get("access_key_id"),
-            aws_secret_access_key=s.get("secret_access_key"),
+        s3 = S3Settings(
+            s["endpoint_url"], s.get("region", "us-east-1"), s.get("access_key_id"), s.get("secret_access_key")
         )
-        return f"s3://{bucket}/{s.get('prefix', 'lakecert')}/{uuid.uuid4().hex[:12]}", storage
+        storage = make_storage(
+            s3.endpoint_url,
+            region_name=s3.region,
+            aws_access_key_id=s3.access_key_id,
+            aws_secret_access_key=s3.secret_access_key,
+        )
+        return f"s3://{bucket}/{s.get('prefix', 'lakecert')}/{uuid.uuid4().hex[:12]}", storage, s3
     root = workdir / "warehouse"
     root.mkdir(parents=True, exist_ok=True)
-    return root.as_uri(), make_storage()
+    return root.as_uri(), make_storage(), None
 
 
 @dataclass
@@ -89,9 +92,9 @@ class RunContext:
         workdir = out / "work"
         shutil.rmtree(workdir, ignore_errors=True)
         workdir.mkdir(parents=True)
-        warehouse, storage = _warehouse(cfg, workdir)
+        warehouse, storage, s3 = _warehouse(cfg, workdir)
         options = (cfg.data["targets"].get(cfg.target) or {}).get("options") or {}
-        env = TargetEnv(workdir, warehouse, storage, options)
+        env = TargetEnv(workdir, warehouse, storage, options, s3)
         return cls(cfg, out, target, chosen, env)
 
     def target_catalog(self) -> Catalog:
@@ -105,7 +108,7 @@ class RunContext:
             ref_dir = self.env.workdir / "reference"
             ref_dir.mkdir(exist_ok=True)
             self._reference_catalog = make_reference_catalog(
-                TargetEnv(ref_dir, self.env.warehouse_uri, self.env.storage)
+                TargetEnv(ref_dir, self.env.warehouse_uri, self.env.storage, s3=self.env.s3)
             )
         return self._reference_catalog
 

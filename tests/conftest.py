@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from reference_impl.storage.s3 import S3Settings
+from tests.moto_s3 import moto_s3
 from tests.pg import Postgres, shared_cluster
 
 
@@ -29,3 +31,10 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return str(tmp_path / "catalog.sqlite")
     cluster: Postgres = request.getfixturevalue("postgres")
     return cluster.new_schema()
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[S3Settings]:
+    """moto's S3 server with the bucket ``tests.moto_s3.BUCKET``, one per test module."""
+    with moto_s3() as settings:
+        yield settings

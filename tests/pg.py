@@ -33,6 +33,7 @@ SYSTEM_USER = "postgres"
 
 def find_bin_dir() -> Path | None:
     """Where initdb, pg_ctl and postgres are: Debian's newest version, else the PATH."""
+
     def version(bin_dir: str) -> tuple[int, ...]:
         return tuple(int(x) for x in Path(bin_dir).parent.name.split(".") if x.isdigit())
 

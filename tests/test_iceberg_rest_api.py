@@ -4,6 +4,7 @@ refused request changes nothing."""
 from __future__ import annotations
 
 import itertools
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -396,3 +397,48 @@ def test_unexpected_error_is_json_500(
 
     monkeypatch.setattr(server.service, "load_table", broken)
     assert_error(http.get(url(server, f"namespaces/{table[0]}/tables/t"), timeout=5), 500, "InternalServerError")
+
+
+def add_snapshot(snapshot_id: int, first_row_id: int | None, added_rows: int) -> dict[str, Any]:
+    """A commit appending a snapshot of ``added_rows`` rows; the catalog never opens its manifest list."""
+    snapshot: dict[str, Any] = {
+        "snapshot-id": snapshot_id,
+        "sequence-number": snapshot_id,
+        "timestamp-ms": 1_700_000_000_000 + snapshot_id,
+        "manifest-list": f"file:///nowhere/snap-{snapshot_id}.avro",
+        "summary": {"operation": "append"},
+        "schema-id": 0,
+        "added-rows": added_rows,
+    }
+    if first_row_id is not None:
+        snapshot["first-row-id"] = first_row_id
+    return {
+        "requirements": [],
+        "updates": [
+            {"action": "add-snapshot", "snapshot": snapshot},
+            {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": snapshot_id},
+        ],
+    }
+
+
+def test_format_v3_keeps_row_lineage(
+    server: IcebergRestServer, http: requests.Session, warehouse: Path, table: tuple[str, str]
+) -> None:
+    """v3 metadata is stored with next-row-id (pyiceberg alone will not write v3), advanced by every
+    snapshot's rows; a snapshot without row ids, or reusing assigned ones, is refused and changes nothing."""
+    body = {"name": "v3", "schema": SCHEMA_JSON, "properties": {"format-version": "3"}}
+    created = http.post(url(server, f"namespaces/{table[0]}/tables"), json=body, timeout=5).json()
+    assert (created["metadata"]["format-version"], created["metadata"]["next-row-id"]) == (3, 0)
+    path = url(server, f"namespaces/{table[0]}/tables/v3")
+    assert http.post(path, json=add_snapshot(1, 0, 2), timeout=5).status_code == 200
+
+    before = state(server, warehouse)
+    assert_error(http.post(path, json=add_snapshot(2, None, 1), timeout=5), 400, "BadRequestException")
+    assert_error(http.post(path, json=add_snapshot(2, 1, 1), timeout=5), 400, "BadRequestException")
+    assert state(server, warehouse) == before
+
+    assert http.post(path, json=add_snapshot(2, 2, 1), timeout=5).status_code == 200
+    location = http.get(path, timeout=5).json()["metadata-location"]
+    stored = json.loads(Path(location.removeprefix("file://")).read_text())
+    assert (stored["format-version"], stored["next-row-id"]) == (3, 3)
+    assert [s["first-row-id"] for s in stored["snapshots"]] == [0, 2]

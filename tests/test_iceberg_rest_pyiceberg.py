@@ -6,43 +6,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import boto3
 import pyarrow as pa
 import pytest
-from moto.server import ThreadedMotoServer
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError
 
 from reference_impl.iceberg_rest import IcebergRestServer
+from reference_impl.iceberg_rest.fileio import s3_properties
+from tests.moto_s3 import BUCKET
 
-BUCKET = "lakecert-iceberg"
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("color", pa.string())])
-
-
-@pytest.fixture(scope="module")
-def s3_io() -> Iterator[dict[str, str]]:
-    """pyiceberg FileIO properties for a moto S3 server with one bucket."""
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
-    )
-    s3.create_bucket(Bucket=BUCKET)
-    yield {
-        "s3.endpoint": endpoint,
-        "s3.access-key-id": "testing",
-        "s3.secret-access-key": "testing",
-        "s3.region": "us-east-1",
-        "s3.force-virtual-addressing": "false",  # path-style: moto serves one host for every bucket
-    }
-    server.stop()
 
 
 @pytest.fixture(params=["file", "s3"])
@@ -50,8 +24,7 @@ def storage(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, dict[s
     """A fresh warehouse URI and the FileIO properties to reach it."""
     if request.param == "file":
         return (tmp_path / "warehouse").as_uri(), {}
-    io: dict[str, str] = request.getfixturevalue("s3_io")
-    return f"s3://{BUCKET}/{tmp_path.name}", io
+    return f"s3://{BUCKET}/{tmp_path.name}", s3_properties(request.getfixturevalue("s3"))
 
 
 def new_server(storage: tuple[str, dict[str, str]], database: Path) -> IcebergRestServer:

@@ -3,37 +3,25 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from moto.server import ThreadedMotoServer
 
 from conformance.targets.contract import Storage
 from reference_impl.storage import LocalStorage, RoutingStorage, S3Storage, make_storage
 from reference_impl.storage.local import path_to_uri, uri_to_path
+from reference_impl.storage.s3 import S3Settings
+from tests.moto_s3 import BUCKET
 
-BUCKET = "lakecert-test"
 
-
-def s3_storage(endpoint: str) -> S3Storage:
+def s3_storage(s3: S3Settings) -> S3Storage:
     return S3Storage(
-        endpoint_url=endpoint,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
+        endpoint_url=s3.endpoint_url,
+        aws_access_key_id=s3.access_key_id,
+        aws_secret_access_key=s3.secret_access_key,
+        region_name=s3.region,
     )
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint() -> Iterator[str]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    s3_storage(endpoint).client.create_bucket(Bucket=BUCKET)
-    yield endpoint
-    server.stop()
 
 
 @pytest.fixture(params=["file", "s3"])
@@ -41,8 +29,7 @@ def root(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Storage, str]:
     """A storage and a fresh root URI in it."""
     if request.param == "file":
         return LocalStorage(), path_to_uri(tmp_path / "root")
-    endpoint = request.getfixturevalue("s3_endpoint")
-    return s3_storage(endpoint), f"s3://{BUCKET}/{tmp_path.name}"
+    return s3_storage(request.getfixturevalue("s3")), f"s3://{BUCKET}/{tmp_path.name}"
 
 
 def race(n: int, attempt: Callable[[int], None]) -> list[int]:
@@ -160,14 +147,17 @@ def test_local_put_if_absent_leaves_no_temp_files(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["k.json"]
 
 
-def test_s3_missing_bucket_lists_empty(s3_endpoint: str) -> None:
-    storage = s3_storage(s3_endpoint)
+def test_s3_missing_bucket_lists_empty(s3: S3Settings) -> None:
+    storage = s3_storage(s3)
     assert storage.list("s3://no-such-bucket-here/x") == []
 
 
-def test_routing_by_scheme(s3_endpoint: str, tmp_path: Path) -> None:
+def test_routing_by_scheme(s3: S3Settings, tmp_path: Path) -> None:
     storage = make_storage(
-        s3_endpoint, aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
+        s3.endpoint_url,
+        aws_access_key_id=s3.access_key_id,
+        aws_secret_access_key=s3.secret_access_key,
+        region_name=s3.region,
     )
     local_uri = path_to_uri(tmp_path / "a.json")
     s3_uri = f"s3://{BUCKET}/routing/a.json"

@@ -27,6 +27,7 @@ from conformance.targets.iceberg_contract import (
 )
 from conformance.targets.target import TargetEnv
 from reference_impl.iceberg_rest.controller import Hold, ScheduleTimeout
+from reference_impl.iceberg_rest.fileio import s3_properties
 from reference_impl.iceberg_rest.runner import IcebergRestServer
 
 NAMESPACE = "lakecert"
@@ -88,8 +89,14 @@ class SparkIcebergEngine:
     def __init__(
         self, env: TargetEnv, master: str = "local[2]", hold_timeout_s: float = 120.0, second_writer: str = "spark"
     ) -> None:
+        # Tables on S3: the catalog's own FileIO and every client's (through LoadTableResult.config).
+        io = s3_properties(env.s3) if env.s3 is not None and env.warehouse_uri.startswith("s3://") else {}
         self.server = IcebergRestServer(
-            f"{env.warehouse_uri}/iceberg", env.workdir / "iceberg-catalog.sqlite", hold_timeout_s=hold_timeout_s
+            f"{env.warehouse_uri}/iceberg",
+            env.workdir / "iceberg-catalog.sqlite",
+            io_properties=io,
+            table_config=io,
+            hold_timeout_s=hold_timeout_s,
         ).start()
         self.spark = self._with_catalog(spark_session(master, {}))
         self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{NAMESPACE}")
@@ -125,11 +132,8 @@ class SparkIcebergEngine:
         return int(snap.sequence_number) if snap is not None else 0
 
     def create_table(self, name: str, setup: TableSetup) -> TableRead:
-        if setup.format_version != 2:
-            # The reference REST catalog writes metadata with pyiceberg 0.12, which cannot write v3.
-            raise NotSupported(
-                f"format v{setup.format_version}: the reference REST catalog (pyiceberg 0.12) cannot write its metadata"
-            )
+        if self._pyiceberg is not None and not self._pyiceberg.writes_format(setup.format_version):
+            raise NotSupported(f"format v{setup.format_version}: the second writer (pyiceberg) does not write it")
         mode = {Mode.COPY_ON_WRITE: "copy-on-write", Mode.MERGE_ON_READ: "merge-on-read"}
         props = {
             "format-version": str(setup.format_version),

@@ -16,6 +16,7 @@ from typing import Any
 SPARK_VERSION = "4.1.4"
 ICEBERG_VERSION = "1.11.0"
 ICEBERG_RUNTIME = f"iceberg-spark-runtime-4.1_2.13-{ICEBERG_VERSION}.jar"
+ICEBERG_AWS = f"iceberg-aws-bundle-{ICEBERG_VERSION}.jar"  # S3FileIO and the AWS SDK it runs on
 JARS_DIR = Path(os.environ.get("LAKECERT_JARS") or Path(__file__).resolve().parents[2] / ".cache" / "jars")
 
 _lock = threading.Lock()
@@ -26,11 +27,11 @@ class SparkUnavailable(RuntimeError):
     """PySpark or the Iceberg runtime jar is not installed where the set-up puts them."""
 
 
-def iceberg_jar() -> Path:
-    jar = JARS_DIR / ICEBERG_RUNTIME
-    if not jar.exists():
-        raise SparkUnavailable(f"{jar} is missing; run `make setup` (or set LAKECERT_JARS)")
-    return jar
+def iceberg_jars() -> list[Path]:
+    jars = [JARS_DIR / ICEBERG_RUNTIME, JARS_DIR / ICEBERG_AWS]
+    if missing := [str(j) for j in jars if not j.exists()]:
+        raise SparkUnavailable(f"{', '.join(missing)} missing; run `make setup` (or set LAKECERT_JARS)")
+    return jars
 
 
 def spark_session(master: str, catalogs: dict[str, dict[str, str]]) -> Any:
@@ -47,7 +48,7 @@ def spark_session(master: str, catalogs: dict[str, dict[str, str]]) -> Any:
             builder = (
                 SparkSession.builder.master(master)
                 .appName("lakecert")
-                .config("spark.jars", str(iceberg_jar()))
+                .config("spark.jars", ",".join(str(j) for j in iceberg_jars()))
                 .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
                 .config("spark.ui.enabled", "false")
                 .config("spark.sql.shuffle.partitions", "2")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from conformance.targets.contract import Catalog, DeltaClient, Storage
+from reference_impl.storage.s3 import S3Settings
 
 Kind = Literal["reference", "faulty", "third-party"]
 Side = Literal["catalog", "client", "engine"]
@@ -20,6 +21,7 @@ class TargetEnv:
     warehouse_uri: str  # where tables of this run live (file:// or s3://)
     storage: Storage  # the object store lakecert observes; clients should use it
     options: dict[str, Any] = field(default_factory=dict)  # the target's `options` from the config
+    s3: S3Settings | None = None  # the store's settings when the warehouse is on S3, for clients in other processes
 
 
 @runtime_checkable

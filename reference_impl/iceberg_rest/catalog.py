@@ -29,11 +29,18 @@ from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.io import FileIO, load_file_io
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
 from pyiceberg.schema import Schema
-from pyiceberg.serializers import FromInputFile, ToOutputFile
+from pyiceberg.serializers import FromInputFile
 from pyiceberg.table import CommitTableResponse
-from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, TableMetadataV1, new_table_metadata
+from pyiceberg.table.metadata import (
+    TableMetadata,
+    TableMetadataUtil,
+    TableMetadataV1,
+    TableMetadataV3,
+    new_table_metadata,
+)
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
 from pyiceberg.table.update import AssertCreate, TableRequirement, TableUpdate, update_table_metadata
+from pyiceberg.typedef import IcebergBaseModel
 
 from reference_impl.iceberg_rest import errors
 from reference_impl.iceberg_rest.names import Namespace, dotted
@@ -61,6 +68,27 @@ def metadata_version(location: str) -> int:
     """The version in a metadata file's name; -1 when it has none (the next one is then 0)."""
     match = _VERSION.match(location.rsplit("/", 1)[-1])
     return int(match.group(1)) if match else -1
+
+
+def metadata_json(metadata: TableMetadata) -> str:
+    """The metadata file's JSON, for every format version.
+
+    pyiceberg 0.12 models v3 metadata (row lineage included) but its ``TableMetadataV3`` refuses
+    ``model_dump_json`` (iceberg-python#1551); the base model's serializer writes it like v1 and v2.
+    """
+    return IcebergBaseModel.model_dump_json(metadata)
+
+
+def with_row_lineage(metadata: TableMetadata) -> TableMetadata:
+    """v3 metadata must carry ``next-row-id`` (Iceberg spec, row lineage); Spark assigns row ids from it.
+
+    pyiceberg leaves it unset on new v3 metadata and then never advances it; from there on it is
+    the end of the highest row-id range any snapshot took (``first-row-id + added-rows``), or 0.
+    """
+    if not isinstance(metadata, TableMetadataV3) or metadata.next_row_id is not None:
+        return metadata
+    ends = [s.first_row_id + (s.added_rows or 0) for s in metadata.snapshots if s.first_row_id is not None]
+    return metadata.model_copy(update={"next_row_id": max(ends, default=0)})
 
 
 def _empty_metadata() -> TableMetadata:
@@ -118,7 +146,8 @@ class RestCatalogService:
         return metadata
 
     def _write_metadata(self, metadata: TableMetadata, location: str) -> None:
-        ToOutputFile.table_metadata(metadata, self.io.new_output(location))
+        with self.io.new_output(location).create(overwrite=False) as out:
+            out.write(metadata_json(metadata).encode())
         self._remember(location, metadata)
 
     def _remember(self, location: str, metadata: TableMetadata) -> None:
@@ -190,12 +219,14 @@ class RestCatalogService:
         if self.store.metadata_location(namespace, request.name) is not None:
             raise errors.already_exists(f"table {dotted((*namespace, request.name))}")
         try:
-            metadata = new_table_metadata(
-                schema=request.table_schema,
-                partition_spec=request.partition_spec or UNPARTITIONED_PARTITION_SPEC,
-                sort_order=request.write_order or UNSORTED_SORT_ORDER,
-                location=location,
-                properties=dict(request.properties),  # it pops format-version from the dict it is given
+            metadata = with_row_lineage(
+                new_table_metadata(
+                    schema=request.table_schema,
+                    partition_spec=request.partition_spec or UNPARTITIONED_PARTITION_SPEC,
+                    sort_order=request.write_order or UNSORTED_SORT_ORDER,
+                    location=location,
+                    properties=dict(request.properties),  # it pops format-version from the dict it is given
+                )
             )
         except _UPDATE_ERRORS as e:
             raise errors.bad_request(f"Cannot create table metadata: {e}") from None
@@ -266,7 +297,9 @@ class RestCatalogService:
             if current is not None and base is not None and not updates:
                 return _committed(base, current)  # nothing to change
             try:
-                updated = update_table_metadata(base or _empty_metadata(), updates, metadata_location=current)
+                updated = with_row_lineage(
+                    update_table_metadata(base or _empty_metadata(), updates, metadata_location=current)
+                )
                 # Re-parse the result as a whole: a commit must never store metadata a reader would reject.
                 updated = TableMetadataUtil.parse_obj(updated.model_dump())
             except _UPDATE_ERRORS as e:

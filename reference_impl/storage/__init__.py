@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 from conformance.targets.contract import FileInfo, Storage
 from reference_impl.storage.local import LocalStorage
-from reference_impl.storage.s3 import S3Storage
+from reference_impl.storage.s3 import S3Settings, S3Storage
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
-__all__ = ["LocalStorage", "RoutingStorage", "S3Storage", "make_storage"]
+__all__ = ["LocalStorage", "RoutingStorage", "S3Settings", "S3Storage", "make_storage"]
 
 
 class RoutingStorage:
