@@ -1,8 +1,8 @@
 """The catalog's operations: the pointer store plus metadata files, with pyiceberg doing the Iceberg work.
 
 pyiceberg builds new metadata (``new_table_metadata``), checks requirements (``.validate(base)``),
-applies updates (``update_table_metadata``) and reads and writes metadata files
-(``FromInputFile``/``ToOutputFile`` through a FileIO). A commit holds the table's lock from reading
+applies updates (``update_table_metadata``), reads metadata files (``FromInputFile``) and serializes
+them (``metadata_json``: its own ``ToOutputFile`` refuses v3) through a FileIO. A commit holds the table's lock from reading
 the current pointer to swapping it, and the swap itself is a compare-and-swap in the store, so two
 commits can never both build on the same base.
 """
