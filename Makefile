@@ -12,7 +12,7 @@ ICEBERG_JAR := .cache/jars/iceberg-spark-runtime-4.1_2.13-1.11.0.jar
 ICEBERG_AWS_JAR := .cache/jars/iceberg-aws-bundle-1.11.0.jar
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: setup certify test lint selftest bench docs clean
+.PHONY: setup certify test lint selftest bench bench-spark docs clean
 
 setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR)
 
@@ -58,6 +58,10 @@ selftest: setup
 bench: setup
 	$(BIN)/python bench/delta_profiles.py
 	$(BIN)/python bench/iceberg_model.py
+
+# Real Spark, minutes: the iceberg-row-delta profile on spark-iceberg (docs/benchmarks.md).
+bench-spark: setup
+	$(BIN)/python bench/spark_iceberg.py
 
 docs: setup
 	$(BIN)/lakecert requirements --markdown > docs/requirements.md
