@@ -62,7 +62,8 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _script_errors(driver: webdriver.Chrome) -> list[str]:
-    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    entries: list[dict[str, str]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
+    return [e["message"] for e in entries if e["level"] == "SEVERE"]
 
 
 def test_matrix_shows_failing_requirements_and_links_resolve(browser: webdriver.Chrome, matrix: Path) -> None:

@@ -426,7 +426,7 @@ def test_format_v3_keeps_row_lineage(
 ) -> None:
     """v3 metadata is stored with next-row-id (pyiceberg alone will not write v3), advanced by every
     snapshot's rows; a snapshot without row ids, or reusing assigned ones, is refused and changes nothing."""
-    body = {"name": "v3", "schema": SCHEMA_JSON, "properties": {"format-version": "3"}}
+    body: dict[str, Any] = {"name": "v3", "schema": SCHEMA_JSON, "properties": {"format-version": "3"}}
     created = http.post(url(server, f"namespaces/{table[0]}/tables"), json=body, timeout=5).json()
     assert (created["metadata"]["format-version"], created["metadata"]["next-row-id"]) == (3, 0)
     path = url(server, f"namespaces/{table[0]}/tables/v3")

@@ -68,7 +68,7 @@ def test_add_commit_load_and_backfill(driver: Driver) -> None:
     assert add_commit(driver, t, 3).status_code == 200
     assert_v1_error(add_commit(driver, t, 4), 429)  # three unpublished is the limit here
     assert driver.publish(t, 2).status_code == 200
-    resp = add_commit(driver, t, 4, **{"latest-published-version": 3})
+    resp = add_commit(driver, t, 4, None, **{"latest-published-version": 3})
     assert resp.status_code == 200 and [c["version"] for c in resp.json()["commits"]] == [4]
 
 
