@@ -1,10 +1,10 @@
 """The catalog's operations: the pointer store plus metadata files, with pyiceberg doing the Iceberg work.
 
 pyiceberg builds new metadata (``new_table_metadata``), checks requirements (``.validate(base)``),
-applies updates (``update_table_metadata``), reads metadata files (``FromInputFile``) and serializes
-them (``metadata_json``: its own ``ToOutputFile`` refuses v3) through a FileIO. A commit holds the table's lock from reading
-the current pointer to swapping it, and the swap itself is a compare-and-swap in the store, so two
-commits can never both build on the same base.
+applies updates (``update_table_metadata``) and reads metadata files (``FromInputFile``) through a
+FileIO; ``metadata_json`` serializes them (pyiceberg's own writer refuses v3). A commit holds the
+table's lock from reading the current pointer to swapping it, and the swap itself is a
+compare-and-swap in the store, so two commits can never both build on the same base.
 """
 
 from __future__ import annotations
