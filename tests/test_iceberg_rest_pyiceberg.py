@@ -12,6 +12,7 @@ from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError
 
+from conformance.engines.pyiceberg_writer import PyIcebergWriter
 from reference_impl.iceberg_rest import IcebergRestServer
 from reference_impl.iceberg_rest.fileio import s3_properties
 from tests.moto_s3 import BUCKET
@@ -124,3 +125,18 @@ def test_namespaces_and_tables(server: IcebergRestServer, storage: tuple[str, di
         catalog.load_table("z.t2")
     with pytest.raises(NoSuchNamespaceError):
         catalog.list_tables("z")
+
+
+def test_pyiceberg_does_not_write_v3_as_the_adapter_says(
+    server: IcebergRestServer, storage: tuple[str, dict[str, str]]
+) -> None:
+    """pyiceberg 0.12 loads a v3 table but refuses to write one; the spark-pyiceberg adapter makes v3
+    NOT_APPLICABLE for that reason. When pyiceberg learns v3, this fails and the adapter must follow."""
+    catalog = client(server, storage)
+    catalog.create_namespace("db")
+    table = catalog.create_table("db.v3", schema=SCHEMA, properties={"format-version": "3"})
+    assert catalog.load_table("db.v3").format_version == 3
+    with pytest.raises(ValueError):
+        table.append(pa.table({"id": [1], "color": ["red"]}, schema=SCHEMA))
+    assert catalog.load_table("db.v3").metadata_location == table.metadata_location
+    assert not PyIcebergWriter.writes_format(3) and PyIcebergWriter.writes_format(2)
