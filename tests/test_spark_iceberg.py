@@ -105,3 +105,17 @@ def test_on_s3_the_same_anomaly_is_found(s3_run: Path, s3: S3Settings) -> None:
     keys = [o["Key"] for o in client.list_objects_v2(Bucket=BUCKET, Prefix=prefix)["Contents"]]
     assert any(k.endswith(".parquet") for k in keys) and any(k.endswith(".puffin") for k in keys)
     assert any(k.endswith(".metadata.json") for k in keys)
+
+
+def step_names(node: dict[str, Any]) -> list[str]:
+    return [n for step in node.get("steps", []) for n in (step["name"], *step_names(step))]
+
+
+def test_every_schedule_is_in_the_report_with_the_engines_reason_to_abort(spark_run: Path) -> None:
+    """Passing checks show their schedule too; an abort names Iceberg's exception class, not py4j's."""
+    reports = [json.loads(f.read_text()) for f in (spark_run / "allure-results").glob("*-result.json")]
+    passed = [r for r in reports if r["status"] == "passed"]
+    assert passed and all(any(n.startswith("schedule on ") for n in step_names(r)) for r in passed)
+    aborts = [n for r in reports for n in step_names(r) if "ABORTED (" in n]
+    assert aborts and all("Py4JJavaError" not in n for n in aborts)
+    assert any("ABORTED (ValidationException: " in n for n in aborts)

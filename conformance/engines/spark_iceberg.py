@@ -56,6 +56,13 @@ def statement(table: str, op: Operation) -> str:
     )
 
 
+def abort_reason(e: Exception) -> str:
+    """The JVM's exception when Spark raised one (e.g. Iceberg's ValidationException), not py4j's wrapper."""
+    java = getattr(e, "java_exception", None)
+    text = f"{java.getClass().getSimpleName()}: {java.getMessage()}" if java is not None else f"{type(e).__name__}: {e}"
+    return text[:300]
+
+
 @dataclass
 class SparkHeld:
     """A Spark operation parked at the catalog (or finished early, if it never got there)."""
@@ -75,7 +82,7 @@ class SparkHeld:
         except ScheduleTimeout:
             raise
         except Exception as e:  # Spark's validation refused the commit: the operation aborted
-            return CommitResult(False, None, f"{type(e).__name__}: {str(e)[:300]}")
+            return CommitResult(False, None, abort_reason(e))
         finally:
             self.hold.cancel()
         if not held:  # it ended without asking the catalog for anything: no version is its own
