@@ -86,6 +86,13 @@ class TableRow:
 TABLE_COLUMNS = "table_id, name, location, latest_version, latest_published_version, policy_json"
 
 
+_SELECT_COMMITS = "SELECT version, staged_uri, inline_content, in_commit_timestamp FROM commits"
+
+
+def _ratified(version: int, staged_uri: str | None, blob: bytes | None, ict: int | None) -> RatifiedCommit:
+    return RatifiedCommit(version, staged_uri, None if blob is None else bytes(blob), ict)
+
+
 class Tx:
     """Typed queries inside one open transaction (``conn`` is there for extra SQL).
 
@@ -141,12 +148,13 @@ class Tx:
 
     def commits(self, table_id: str) -> list[RatifiedCommit]:
         """Every stored commit of the table, ascending."""
-        rows = self._execute(
-            "SELECT version, staged_uri, inline_content, in_commit_timestamp FROM commits"
-            " WHERE table_id = ? ORDER BY version",
-            (table_id,),
-        ).fetchall()
-        return [RatifiedCommit(v, uri, None if blob is None else bytes(blob), ict) for v, uri, blob, ict in rows]
+        rows = self._execute(f"{_SELECT_COMMITS} WHERE table_id = ? ORDER BY version", (table_id,)).fetchall()
+        return [_ratified(*row) for row in rows]
+
+    def commit_at(self, table_id: str, version: int) -> RatifiedCommit | None:
+        """The stored commit of ``version``, if the catalog still holds it (one row, by primary key)."""
+        row = self._execute(f"{_SELECT_COMMITS} WHERE table_id = ? AND version = ?", (table_id, version)).fetchone()
+        return None if row is None else _ratified(*row)
 
     def insert_commit(self, table_id: str, commit: RatifiedCommit, *, replace: bool = False) -> None:
         """A plain INSERT (the primary key refuses a second commit for a version), or with

@@ -230,5 +230,4 @@ class MetaStore:
 
     def stored_commit(self, table_id: str, version: int) -> RatifiedCommit | None:
         with self._store.read() as tx:
-            found = [c for c in tx.commits(table_id) if c.version == version]
-        return found[0] if found else None
+            return tx.commit_at(table_id, version)
