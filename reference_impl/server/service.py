@@ -319,8 +319,8 @@ class CatalogService:
 
     # ============================================================ commits
 
-    def _commit_target(self, who: Principal, table_id: str, table_uri: str, *, writing: bool) -> TableRow:
-        """The registered table ``table_id`` names, its ``table_uri`` checked, the caller authorized."""
+    def _registered_table(self, who: Principal, table_id: str, role: Role, action: str) -> TableRow:
+        """The registered table ``table_id`` names, the caller authorized for ``role`` on it."""
         try:
             uuid.UUID(table_id)
         except ValueError as e:
@@ -329,8 +329,15 @@ class CatalogService:
         if row is None or row.name is None:
             raise ApiError("TABLE_NOT_FOUND", f"Table not found: {table_id}")
         record = self.meta.table(table_id)
-        role: Role = "writer" if writing else "reader"
-        who.require(role, record.full_name if record else row.name, action="committing" if writing else "reading")
+        who.require(role, record.full_name if record else row.name, action=action)
+        return row
+
+    def _commit_target(self, who: Principal, table_id: str, table_uri: str, *, writing: bool) -> TableRow:
+        """The registered table ``table_id`` names, its ``table_uri`` checked, the caller authorized."""
+        if writing:
+            row = self._registered_table(who, table_id, "writer", "committing")
+        else:
+            row = self._registered_table(who, table_id, "reader", "reading")
         if normalize_uri(table_uri) != normalize_uri(row.location):
             raise invalid(f"Table URI in the request {table_uri} does not match the table path {row.location}")
         return row
@@ -470,15 +477,7 @@ class CatalogService:
         )
 
     def maintenance_policy(self, who: Principal, table_id: str) -> M.MaintenancePolicyInfo:
-        try:
-            uuid.UUID(table_id)
-        except ValueError as e:
-            raise invalid(f"invalid table_id {table_id!r}: not a UUID") from e
-        row = self.meta.table_row(table_id)
-        if row is None or row.name is None:
-            raise ApiError("TABLE_NOT_FOUND", f"Table not found: {table_id}")
-        record = self.meta.table(table_id)
-        who.require("reader", record.full_name if record else row.name, action="reading a maintenance policy")
+        self._registered_table(who, table_id, "reader", "reading a maintenance policy")
         with catalog_errors():
             policy = self.catalog.maintenance_policy(table_id)
         return M.MaintenancePolicyInfo(table_id=table_id, allowed=sorted(policy.allowed))
