@@ -299,8 +299,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         partial=bool(config.getoption("--lakecert-partial")),
     )
     ctx.out.mkdir(parents=True, exist_ok=True)
-    summary.write(ctx.out / "results.json")
-    write_junit(summary.to_json(), ctx.out / "junit.xml")
+    write_junit(summary.write(ctx.out / "results.json"), ctx.out / "junit.xml")
     write_certificate(ctx.out / "results.json", ctx.out / "certificate.json")
     allure_dir = config.getoption("--alluredir", None)
     if allure_dir:

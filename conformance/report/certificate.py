@@ -15,12 +15,9 @@ from typing import Any
 CERTIFICATE_VERSION = 1
 
 
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def build_certificate(results_path: Path) -> dict[str, Any]:
-    res = json.loads(results_path.read_text())
+    raw = results_path.read_bytes()  # read once: the digest must be of the bytes that were parsed
+    res = json.loads(raw)
     info = res["run_info"]
     counts: dict[str, dict[str, int]] = {}
     for r in res["requirements"].values():
@@ -41,7 +38,7 @@ def build_certificate(results_path: Path) -> dict[str, Any]:
         "spec_revisions": info["spec_revisions"],
         "seed": info["seed"],
         "requirement_counts": counts,
-        "results_sha256": digest(results_path),
+        "results_sha256": hashlib.sha256(raw).hexdigest(),
         "issued": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 
@@ -58,9 +55,9 @@ def verify_certificate(cert_path: Path, results_path: Path) -> list[str]:
     if cert.get("certificate_version") != CERTIFICATE_VERSION:
         return [f"unknown certificate_version {cert.get('certificate_version')!r}"]
     problems = []
-    if cert.get("results_sha256") != digest(results_path):
-        problems.append("results.json digest differs: the results were changed or belong to another run")
     expected = build_certificate(results_path)
+    if cert.get("results_sha256") != expected["results_sha256"]:
+        problems.append("results.json digest differs: the results were changed or belong to another run")
     for key in (
         "target",
         "profiles",

@@ -127,8 +127,11 @@ class RunSummary:
             "verdict": self.verdict,
         }
 
-    def write(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_json(), indent=2) + "\n")
+    def write(self, path: Path) -> dict[str, Any]:
+        """Write results.json; returns what it wrote."""
+        data = self.to_json()
+        path.write_text(json.dumps(data, indent=2) + "\n")
+        return data
 
 
 def exit_code(results: dict[str, Any]) -> int:
