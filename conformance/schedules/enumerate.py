@@ -10,10 +10,10 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
-from conformance.history import Anomaly, History, ScheduleStep, SerialOrder, check
+from conformance.history import Anomaly, History, SerialOrder, check
 from conformance.model.iceberg import (
     Action,
     Bounds,
@@ -55,7 +55,6 @@ def explore(
     model: IcebergModel,
     bounds: Bounds,
     *,
-    order: SerialOrder | None = None,
     stop_at_first: bool = False,
     reduce: bool = True,
     judge: Callable[[History], list[Anomaly]] | None = None,
@@ -66,7 +65,7 @@ def explore(
     when a writer's local steps ran are walked once; ``reduce=False`` walks every interleaving.
     """
     began = time.perf_counter()
-    how = order or serial_order_for(model)
+    how = serial_order_for(model)
     judge = judge or (lambda h: check(h, how))
     root = model.initial(bounds.writers)
     parent: dict[World, tuple[World, Action] | None] = {root: None}
@@ -143,17 +142,6 @@ def _count_paths(root: World, successors: dict[World, list[World]]) -> int:
     return count(root)
 
 
-def replay(model: IcebergModel, bounds: Bounds, steps: Sequence[Action]) -> tuple[World, tuple[ScheduleStep, ...]]:
-    """Run ``steps`` from the initial world; the world and the schedule in words."""
-    world = model.initial(bounds.writers)
-    described: list[ScheduleStep] = []
-    for action in steps:
-        after = apply(model, world, action)
-        described.append(describe(world, action, after))
-        world = after
-    return world, tuple(described)
-
-
 # ---------------------------------------------------------------- held commits of an engine
 
 Event = tuple[Literal["begin", "release"], int]  # ("begin", i): operation i starts; ("release", i): it commits
@@ -213,11 +201,3 @@ def pairs(
     """Unordered pairs from ``menu`` (with repetition) that ``allowed`` accepts; interleavings cover
     both orders, so (a, b) and (b, a) are the same schedules."""
     return [(a, b) for a, b in itertools.combinations_with_replacement(menu, 2) if allowed(a, b)]
-
-
-def with_names(history: History, schedule: HeldSchedule) -> History:
-    """``history`` with the held schedule's steps attached."""
-    steps = tuple(
-        ScheduleStep(text, f"T{i}") for text, (_, i) in zip(schedule.describe(), schedule.events, strict=True)
-    )
-    return replace(history, schedule=(*history.schedule, *steps))

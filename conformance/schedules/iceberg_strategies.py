@@ -95,7 +95,7 @@ def model_walks(max_steps: int = 80) -> st.SearchStrategy[list[int]]:
 
 def walk(model: IcebergModel, limits: Bounds, choices: Sequence[int]) -> tuple[World, list[Action]]:
     """Take the drawn choices, then the first enabled action, until nothing is enabled; the final
-    world and the actions taken (``enumerate.replay`` puts them in words)."""
+    world and the actions taken."""
     world = model.initial(limits.writers)
     taken: list[Action] = []
     while enabled := actions(limits, world):
