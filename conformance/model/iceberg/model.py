@@ -84,7 +84,7 @@ class IcebergModel:
     def _write_data_files(self, world: World, w: Writer) -> World:
         written, objects = write_files(self.setup, w, self._start_snapshot(world, w), world.store)
         store = world.store.put(*objects)
-        return replace(world.with_writer(replace(w, step=Step.WRITE_METADATA_FILES, written=written)), store=store)
+        return world.with_writer(replace(w, step=Step.WRITE_METADATA_FILES, written=written), store=store)
 
     def _write_metadata_files(self, world: World, w: Writer) -> World:
         assert w.op is not None and w.written is not None
@@ -97,7 +97,7 @@ class IcebergModel:
         new = Metadata((*current.snapshots, self._next_snapshot(world, w, current)))
         staged = f"w{w.index}o{w.op_seq}-v{new.version}"
         store = world.store.put((staged, new))
-        return replace(world.with_writer(replace(w, step=Step.COMMIT, base=base, staged=staged)), store=store)
+        return world.with_writer(replace(w, step=Step.COMMIT, base=base, staged=staged), store=store)
 
     def _commit(self, world: World, w: Writer) -> World:
         swapped = world.catalog.swap(w.base, w.staged, compare=self.preset.compare_and_swap)
