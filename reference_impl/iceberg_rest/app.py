@@ -176,7 +176,6 @@ def _error(error: errors.IcebergApiError) -> Response:
 def build_app(service: RestCatalogService, controller: ScheduleController, prefix: str = "") -> FastAPI:
     """The catalog under ``/v1/<prefix>`` (announced as ``overrides.prefix``), the holds under ``/lakecert``."""
     app = FastAPI(title="lakecert reference Iceberg REST catalog", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.service, app.state.controller = service, controller
     base = f"/v1/{prefix.strip('/')}" if prefix.strip("/") else "/v1"
 
     @app.get("/v1/config")

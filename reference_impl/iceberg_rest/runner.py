@@ -41,7 +41,6 @@ class IcebergRestServer:
         self.controller = ScheduleController(hold_timeout_s)
         self.app = build_app(self.service, self.controller, prefix)
         self._server = ServerThread(self.app, host, port, log_level)
-        self.host, self.port = self._server.host, self._server.port
 
     @property
     def url(self) -> str:
