@@ -18,7 +18,6 @@ from conformance.engines.spark_session import spark_session
 from conformance.targets.iceberg_contract import (
     COLUMNS,
     CommitResult,
-    Mode,
     NotSupported,
     Operation,
     OpKind,
@@ -32,6 +31,7 @@ from reference_impl.iceberg_rest.runner import IcebergRestServer
 
 NAMESPACE = "lakecert"
 CATALOG = "lc"
+SCHEMA_DDL = ", ".join(f"{c} string" for c in COLUMNS)
 
 
 def _sql_str(value: str) -> str:
@@ -105,11 +105,10 @@ class SparkIcebergEngine:
             table_config=io,
             hold_timeout_s=hold_timeout_s,
         ).start()
-        self.spark = self._with_catalog(spark_session(master, {}))
+        self.spark = self._with_catalog(spark_session(master))
         self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{NAMESPACE}")
         self._sessions: dict[int, Any] = {}
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="spark-writer")
-        self._timeout = hold_timeout_s
         self._pyiceberg = None
         if second_writer == "pyiceberg":
             from conformance.engines.pyiceberg_writer import PyIcebergWriter
@@ -141,12 +140,11 @@ class SparkIcebergEngine:
     def create_table(self, name: str, setup: TableSetup) -> TableRead:
         if self._pyiceberg is not None and not self._pyiceberg.writes_format(setup.format_version):
             raise NotSupported(f"format v{setup.format_version}: the second writer (pyiceberg) does not write it")
-        mode = {Mode.COPY_ON_WRITE: "copy-on-write", Mode.MERGE_ON_READ: "merge-on-read"}
         props = {
             "format-version": str(setup.format_version),
-            "write.update.mode": mode[setup.update_mode],
-            "write.delete.mode": mode[setup.delete_mode],
-            "write.merge.mode": mode[setup.update_mode],
+            "write.update.mode": setup.update_mode.value,
+            "write.delete.mode": setup.delete_mode.value,
+            "write.merge.mode": setup.update_mode.value,
             "write.update.isolation-level": setup.isolation.value,
             "write.delete.isolation-level": setup.isolation.value,
             "write.merge.isolation-level": setup.isolation.value,
@@ -154,15 +152,15 @@ class SparkIcebergEngine:
         tblprops = ", ".join(f"'{k}' = '{v}'" for k, v in props.items())
         full = f"{CATALOG}.{NAMESPACE}.{name}"
         self.spark.sql(
-            f"CREATE TABLE {full} (id string, color string, label string) USING iceberg TBLPROPERTIES ({tblprops})"
+            f"CREATE TABLE {full} ({SCHEMA_DDL}) USING iceberg TBLPROPERTIES ({tblprops})"
         )
         for rows in setup.data_files:  # one append, one data file, per group
-            df = self.spark.createDataFrame(list(rows), "id string, color string, label string").coalesce(1)
+            df = self.spark.createDataFrame(list(rows), SCHEMA_DDL).coalesce(1)
             df.writeTo(full).append()
         return self.read(name)
 
     def begin(self, table: str, writer: int, op: Operation) -> SparkHeld:
-        hold = self.server.controller.hold(NAMESPACE, table, count=1, timeout_s=self._timeout)
+        hold = self.server.controller.hold(NAMESPACE, table, count=1)  # the server's hold timeout
         start = self.current_version(table)
         future = self._pool.submit(self._runner(table, writer, op))
         # Return once the commit is parked, or the operation ended without reaching the catalog.
@@ -194,7 +192,7 @@ class SparkIcebergEngine:
         )
         if snapshot_id is None:
             raise ValueError(f"{table} has no version {version}")
-        query = f"SELECT id, color, label FROM {full} VERSION AS OF {snapshot_id}"
+        query = f"SELECT {', '.join(COLUMNS)} FROM {full} VERSION AS OF {snapshot_id}"
         return TableRead(version, tuple(sorted(tuple(r) for r in self.spark.sql(query).collect())))
 
     def close(self) -> None:

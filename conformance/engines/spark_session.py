@@ -34,8 +34,8 @@ def iceberg_jars() -> list[Path]:
     return jars
 
 
-def spark_session(master: str, catalogs: dict[str, dict[str, str]]) -> Any:
-    """The run's SparkSession, created on first use; ``catalogs`` maps a catalog name to its options."""
+def spark_session(master: str) -> Any:
+    """The run's SparkSession, created on first use (catalogs are set per session by the engine)."""
     global _session
     with _lock:
         if _session is None:
@@ -53,10 +53,6 @@ def spark_session(master: str, catalogs: dict[str, dict[str, str]]) -> Any:
                 .config("spark.ui.enabled", "false")
                 .config("spark.sql.shuffle.partitions", "2")
             )
-            for name, options in catalogs.items():
-                builder = builder.config(f"spark.sql.catalog.{name}", "org.apache.iceberg.spark.SparkCatalog")
-                for key, value in options.items():
-                    builder = builder.config(f"spark.sql.catalog.{name}.{key}", value)
             _session = builder.getOrCreate()
             _session.sparkContext.setLogLevel("ERROR")
         return _session
