@@ -214,13 +214,18 @@ class MetaStore:
                 "INSERT OR IGNORE INTO uc_commit_files VALUES (?, ?, ?, ?)", (table_id, file_name, size, mtime)
             )
 
-    def commit_file(self, table_id: str, file_name: str) -> tuple[int, int] | None:
+    def commit_files(self, table_id: str, file_names: list[str]) -> dict[str, tuple[int, int]]:
+        """Size and modification time of each named commit file recorded for the table (one query)."""
+        if not file_names:
+            return {}
+        marks = ", ".join("?" for _ in file_names)
         with self._store.read() as tx:
-            row = tx.conn.execute(
-                "SELECT file_size, modification_time FROM uc_commit_files WHERE table_id = ? AND file_name = ?",
-                (table_id, file_name),
-            ).fetchone()
-        return (int(row[0]), int(row[1])) if row else None
+            rows = tx.conn.execute(
+                "SELECT file_name, file_size, modification_time FROM uc_commit_files"
+                f" WHERE table_id = ? AND file_name IN ({marks})",
+                (table_id, *file_names),
+            ).fetchall()
+        return {str(name): (int(size), int(mtime)) for name, size, mtime in rows}
 
     # --------------------------------------------------------- the catalog's true state
 

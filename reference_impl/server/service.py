@@ -17,7 +17,6 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
 from conformance.targets.contract import (
     CommitConflict,
@@ -29,7 +28,7 @@ from conformance.targets.contract import (
     TableInfo,
     TableNotFound,
 )
-from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.catalog.catalog import ReferenceCatalog, delta_file_uri, staged_dir_uri
 from reference_impl.catalog.store import TableRow
 from reference_impl.server import models as M
 from reference_impl.server.auth import Principal, Role
@@ -41,7 +40,6 @@ _SQL_NAME = re.compile(r"[a-zA-Z0-9_@-]{1,255}")
 UC_TABLE_ID = "io.unitycatalog.tableId"
 CATALOG_MANAGED_PROPS = ("delta.feature.catalogManaged", "delta.feature.catalogOwned-preview")
 OWNER = "lakecert"
-UNKNOWN_TABLE_URI = "lakecert:unknown"
 
 
 @dataclass(frozen=True)
@@ -345,7 +343,7 @@ class CatalogService:
     def _staged_uri(self, row: TableRow, file_name: str) -> str:
         if any(c in file_name for c in "/\\\x00") or file_name in (".", ".."):
             raise invalid("Field must be a single file name without path separators: file_name")
-        return f"{row.location}/_delta_log/_staged_commits/{file_name}"
+        return staged_dir_uri(row.location) + file_name
 
     def _content(self, staged_uri: str | None, inline: bytes | None) -> bytes:
         if inline is not None:
@@ -434,7 +432,7 @@ class CatalogService:
         if current is None or version > current.latest_published_version or self.storage is None:
             return False
         # Published and dropped: compare with the published file, as UC does.
-        published_uri = f"{row.location}/_delta_log/{version:020d}.json"
+        published_uri = delta_file_uri(row.location, version)
         try:
             return self._content(staged_uri, inline) == self.storage.get(published_uri)
         except (ApiError, FileNotFoundError, ValueError):
@@ -450,17 +448,19 @@ class CatalogService:
             raise invalid("end_version must be >=start_version if set")
         with catalog_errors():
             resp = self.catalog.get_commits(row.table_id, req.start_version, req.end_version)
+        names = [c.staged_uri.rsplit("/", 1)[-1] for c in resp.commits if c.staged_uri is not None]
+        files = self.meta.commit_files(row.table_id, names)
         return M.DeltaGetCommitsResponse(
-            commits=[self._commit_out(row.table_id, c) for c in resp.commits], latest_table_version=resp.latest_version
+            commits=[self._commit_out(c, files) for c in resp.commits], latest_table_version=resp.latest_version
         )
 
-    def _commit_out(self, table_id: str, commit: RatifiedCommit) -> M.DeltaCommitInfoOut:
+    def _commit_out(self, commit: RatifiedCommit, files: dict[str, tuple[int, int]]) -> M.DeltaCommitInfoOut:
         ts = commit.in_commit_timestamp or 0
         if commit.staged_uri is None:
             content = base64.b64encode(commit.inline_content or b"").decode("ascii")
             return M.DeltaCommitInfoOut(version=commit.version, timestamp=ts, inline_content=content)
         file_name = commit.staged_uri.rsplit("/", 1)[-1]
-        size, mtime = self.meta.commit_file(table_id, file_name) or (0, 0)
+        size, mtime = files.get(file_name, (0, 0))
         return M.DeltaCommitInfoOut(
             version=commit.version, timestamp=ts, file_name=file_name, file_size=size, file_modification_timestamp=mtime
         )
@@ -481,9 +481,3 @@ class CatalogService:
         with catalog_errors():
             policy = self.catalog.maintenance_policy(table_id)
         return M.MaintenancePolicyInfo(table_id=table_id, allowed=sorted(policy.allowed))
-
-
-def dump(model: Any) -> dict[str, Any]:
-    """A response model as JSON-ready data, without absent optional fields."""
-    out: dict[str, Any] = model.model_dump(mode="json", exclude_none=True, by_alias=True)
-    return out
