@@ -151,9 +151,7 @@ class SparkIcebergEngine:
         }
         tblprops = ", ".join(f"'{k}' = '{v}'" for k, v in props.items())
         full = f"{CATALOG}.{NAMESPACE}.{name}"
-        self.spark.sql(
-            f"CREATE TABLE {full} ({SCHEMA_DDL}) USING iceberg TBLPROPERTIES ({tblprops})"
-        )
+        self.spark.sql(f"CREATE TABLE {full} ({SCHEMA_DDL}) USING iceberg TBLPROPERTIES ({tblprops})")
         for rows in setup.data_files:  # one append, one data file, per group
             df = self.spark.createDataFrame(list(rows), SCHEMA_DDL).coalesce(1)
             df.writeTo(full).append()
