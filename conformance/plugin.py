@@ -219,7 +219,7 @@ def _reproducer(item: pytest.Item, ctx: RunContext, transcript: Transcript) -> d
 # ------------------------------------------------------------------ outcomes
 
 
-def _outcome(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo[None]) -> Outcome:
+def _outcome(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo[None], violated: list[str]) -> Outcome:
     if report.passed:
         return Outcome.PASS
     if report.skipped:
@@ -229,7 +229,7 @@ def _outcome(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo
         return Outcome.ERROR
     if not isinstance(call.excinfo.value, PRODUCT_FAULTS):
         return Outcome.ERROR
-    levels = {load_all()[i].level for i in _violated(item, call) or _req_ids(item)}
+    levels = {load_all()[i].level for i in violated or _req_ids(item)}
     return Outcome.FAIL if "MUST" in levels else Outcome.WARN
 
 
@@ -254,8 +254,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report: pytest.TestReport = outcome.get_result()
     final = report.when == "teardown" or (report.when == "setup" and not report.passed)
     if report.when == "call" or (report.when == "setup" and not report.passed):
-        item._lakecert_outcome = (_outcome(item, report, call), _message(report, call))  # type: ignore[attr-defined]
-        item._lakecert_violated = _violated(item, call)  # type: ignore[attr-defined]
+        violated = _violated(item, call)
+        item._lakecert_outcome = (_outcome(item, report, call, violated), _message(report, call))  # type: ignore[attr-defined]
+        item._lakecert_violated = violated  # type: ignore[attr-defined]
         # Hypothesis puts the shrunk schedule ("Falsifying example: ...") in the exception's notes.
         exc = call.excinfo.value if call.excinfo is not None else None
         item._lakecert_steps = list(getattr(exc, "__notes__", []))  # type: ignore[attr-defined]

@@ -61,20 +61,20 @@ def run_selftest(out: Path, jobs: int = 0, as_json: bool = False) -> int:
                 o = outcomes[-1]
                 print(f"[{len(outcomes)}/{len(runs)}] {'ok  ' if o.ok else 'MISS'} {o.target}", file=sys.stderr)
     outcomes.sort(key=lambda o: (bool(o.expected), o.target))
+    never = never_flagged(outcomes)
+    code = 0 if all(o.ok for o in outcomes) and not never else 1
     if as_json:
         print(json.dumps([{**o.__dict__, "ok": o.ok} for o in outcomes], indent=2))
-        return 0 if all(o.ok for o in outcomes) and not never_flagged(outcomes) else 1
-    else:
-        for o in outcomes:
-            mark = "ok  " if o.ok else "MISS"
-            what = o.verdict if not o.expected else "caught by " + (", ".join(o.caught_by) or "nothing")
-            print(f"{mark} {o.target:<42} {what}")
-        missed = [o.target for o in outcomes if not o.ok]
-        print(f"\n{len(outcomes) - len(missed)}/{len(outcomes)} as expected" + (f"; wrong: {missed}" if missed else ""))
-        never = never_flagged(outcomes)
-        if never:
-            print(f"checks no variant makes fail: {never}")
-    return 0 if all(o.ok for o in outcomes) and not never_flagged(outcomes) else 1
+        return code
+    for o in outcomes:
+        mark = "ok  " if o.ok else "MISS"
+        what = o.verdict if not o.expected else "caught by " + (", ".join(o.caught_by) or "nothing")
+        print(f"{mark} {o.target:<42} {what}")
+    missed = [o.target for o in outcomes if not o.ok]
+    print(f"\n{len(outcomes) - len(missed)}/{len(outcomes)} as expected" + (f"; wrong: {missed}" if missed else ""))
+    if never:
+        print(f"checks no variant makes fail: {never}")
+    return code
 
 
 def never_flagged(outcomes: list[VariantOutcome]) -> list[str]:

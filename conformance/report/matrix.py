@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.report.outcomes import Outcome
 from conformance.requirements import load_all
 
-STATUSES = ("PASS", "FAIL", "WARN", "NOT_APPLICABLE", "ERROR", "NOT_RUN", "UNTESTABLE")
+STATUSES = tuple(o.value for o in Outcome)
 COLORS = {
     "PASS": "#2e7d32",
     "FAIL": "#c62828",
