@@ -27,3 +27,8 @@ def lakecert(*args: str, env: dict[str, str] | None = None, cwd: Path = REPO) ->
 def results(out: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((out / "results.json").read_text())
     return data
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Every file below ``root`` by its relative path: two trees are equal byte for byte when these are."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from conformance.requirements import load_all
-from tests.helpers import lakecert, results
+from tests.helpers import lakecert, results, tree_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "fixtures" / "golden"
@@ -38,10 +38,6 @@ def _validator(name: str) -> Any:
     schema = _load(GOLDEN / "schema" / f"{name}.schema.json")
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
-
-
-def tree_bytes(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def test_every_case_is_present() -> None:

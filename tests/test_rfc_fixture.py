@@ -16,14 +16,11 @@ from reference_impl.delta.rfc_fixture import BASE_TS, catalog_commits
 from reference_impl.delta.snapshot import LogReader, MissingVersionError
 from reference_impl.faults.client_faults import CatalogOnlyReader, FilesystemReader, TrustStagedFiles
 from reference_impl.storage.local import LocalStorage, path_to_uri
+from tests.helpers import tree_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "fixtures" / "rfc-worked-example"
 EXPECTED: dict[str, Any] = json.loads((FIXTURE / "expected" / "v9.json").read_text())
-
-
-def tree_bytes(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture
