@@ -34,6 +34,7 @@ from pathlib import Path
 from reference_impl.server.loadgen import Storm, history_problems, listings, make_tables
 from reference_impl.server.runner import ServerProcess
 from reference_impl.storage.local import path_to_uri
+from tests.pg import new_database
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -106,18 +107,6 @@ def postgres(url: str | None) -> Iterator[str]:
         cluster.stop()
 
 
-def fresh_database(admin_url: str) -> str:
-    """A new database on the server of ``admin_url``; its URL."""
-    import uuid
-
-    import psycopg
-
-    name = f"bench_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return admin_url.rsplit("/", 1)[0] + "/" + name
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--commits", type=int, default=400, help="ratifications per configuration")
@@ -138,7 +127,7 @@ def main() -> None:
                     for run in range(args.repeat):
                         work = Path(tmp) / f"{store}-{tables}-{writers}-{run}"
                         work.mkdir()
-                        db = fresh_database(pg) if store == "postgres" else str(work / "catalog.sqlite")
+                        db = new_database(pg, "bench") if store == "postgres" else str(work / "catalog.sqlite")
                         runs.append(measure(store, db, work, tables, writers, args.commits))
                     rows.append(markdown(runs))
                     print(rows[-1], file=sys.stderr, flush=True)

@@ -117,12 +117,7 @@ class Postgres:
 
     def new_database(self) -> str:
         """A fresh, empty database; its DSN."""
-        import psycopg
-
-        name = f"t_{uuid.uuid4().hex[:16]}"
-        with psycopg.connect(self.dsn(), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        return self.dsn(name)
+        return new_database(self.dsn(), "t")
 
     def new_schema(self) -> str:
         """A fresh, empty schema in the database ``postgres``: a DSN whose connections use only
@@ -184,3 +179,13 @@ def shared_cluster() -> Iterator[Postgres]:
         if _users == 0:
             _cluster = None
             cluster.stop()
+
+
+def new_database(admin_dsn: str, prefix: str) -> str:
+    """A fresh, empty database on the server of ``admin_dsn`` (named ``<prefix>_<random>``); its DSN."""
+    import psycopg
+
+    name = f"{prefix}_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return admin_dsn.rsplit("/", 1)[0] + "/" + name
