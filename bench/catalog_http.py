@@ -34,9 +34,11 @@ from pathlib import Path
 from reference_impl.server.loadgen import Storm, history_problems, listings, make_tables
 from reference_impl.server.runner import ServerProcess
 from reference_impl.storage.local import path_to_uri
-from tests.pg import new_database
 
+# tests/pg.py (a throw-away PostgreSQL cluster) is not an installed package: import it from the checkout.
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from tests.pg import Postgres, find_bin_dir, new_database  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -94,8 +96,6 @@ def postgres(url: str | None) -> Iterator[str]:
     if url:
         yield url
         return
-    sys.path.insert(0, str(REPO))
-    from tests.pg import Postgres, find_bin_dir
 
     bin_dir = find_bin_dir()
     if bin_dir is None:
