@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from conformance.history.events import History, OpRecord
 from conformance.history.linearized import state_before
-from conformance.history.serial import RowState
+from conformance.history.serial import RowState, full_row
 from conformance.targets.iceberg_contract import COLUMNS, OpKind, Row
 
 
@@ -31,7 +31,7 @@ def op_text(history: History, op: OpRecord) -> str:
     if op.kind is OpKind.DELETE:
         return f"{op.name} deleted {op.id} {where}"
     if op.kind is OpKind.INSERT:
-        return f"{op.name} inserted {row_text((op.id or '', op.values[1] or '', op.values[2] or ''))} {where}"
+        return f"{op.name} inserted {row_text(full_row(op.values))} {where}"
     before = state_before(history, op.id or "", op.commit_version or op.start_version + 1)
     changes = []
     for c, value in enumerate(op.values):

@@ -108,6 +108,10 @@ class TableSetup:
     format_version: int = 2
     data_files: tuple[tuple[Row, ...], ...] = ()
 
+    def mode(self, kind: OpKind) -> Mode:
+        """The write mode of an operation of ``kind``: DELETE's, or UPDATE's for the rest."""
+        return self.delete_mode if kind is OpKind.DELETE else self.update_mode
+
     def describe(self) -> str:
         return (
             f"update {self.update_mode.value}, delete {self.delete_mode.value}, "

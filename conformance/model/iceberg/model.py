@@ -17,7 +17,7 @@ from conformance.model.iceberg.snapshot import Metadata, Snapshot
 from conformance.model.iceberg.validation import validate
 from conformance.model.iceberg.world import World, collect_garbage, initial_world
 from conformance.model.iceberg.writer import Step, Writer
-from conformance.targets.iceberg_contract import Mode, Operation, OpKind, TableSetup
+from conformance.targets.iceberg_contract import Operation, OpKind, TableSetup
 
 
 @dataclass(frozen=True)
@@ -27,9 +27,6 @@ class IcebergModel:
 
     def initial(self, writers: int) -> World:
         return initial_world(writers, self.setup.data_files)
-
-    def mode(self, kind: OpKind) -> Mode:
-        return self.setup.delete_mode if kind is OpKind.DELETE else self.setup.update_mode
 
     # ------------------------------------------------------------------ steps
 
@@ -123,7 +120,7 @@ class IcebergModel:
 
     def _validate(self, world: World, w: Writer, current: Metadata) -> str | None:
         assert w.op is not None and w.written is not None
-        checks = self.preset.validations(w.op.kind, self.mode(w.op.kind))
+        checks = self.preset.validations(w.op.kind, self.setup.mode(w.op.kind))
         return validate(self.setup, checks, w.op, w.start_version, w.written, current, world.store)
 
     def _next_snapshot(self, world: World, w: Writer, current: Metadata) -> Snapshot:

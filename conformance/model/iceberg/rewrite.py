@@ -25,8 +25,7 @@ def write_files(
     if op.kind is OpKind.COMPACT:
         return _rewrite(prefix, writer.files, [r for _, r in writer.hits], SnapshotOp.REPLACE)
     new_rows = [set_values(r, op.values) for _, r in writer.hits] if op.kind is OpKind.UPDATE else []
-    mode = setup.update_mode if op.kind is OpKind.UPDATE else setup.delete_mode
-    if mode is Mode.MERGE_ON_READ:
+    if setup.mode(op.kind) is Mode.MERGE_ON_READ:
         return _row_delta(setup, prefix, writer.hits, new_rows, start, store, op.kind)
     # copy-on-write: every data file with a matching row is rewritten whole
     touched = frozenset(p[0] for p, _ in writer.hits)
