@@ -9,6 +9,20 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 
+def run_settings(examples: int, **extra: Any) -> settings:
+    """How every generated schedule runs: no deadline or example database, no health checks, one
+    bug per check (so one check yields one verdict)."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        report_multiple_bugs=False,
+        **extra,
+    )
+
+
 def run_machine(machine: type[RuleBasedStateMachine], seed: int, budget: dict[str, Any]) -> None:
     """Explore ``budget["examples"]`` sequences of up to ``budget["steps"]`` steps, seeded.
 
@@ -17,13 +31,5 @@ def run_machine(machine: type[RuleBasedStateMachine], seed: int, budget: dict[st
     """
     run_state_machine_as_test(
         hypothesis_seed(seed)(machine),
-        settings=settings(
-            max_examples=budget["examples"],
-            stateful_step_count=budget["steps"],
-            deadline=None,
-            database=None,
-            suppress_health_check=list(HealthCheck),
-            print_blob=False,
-            report_multiple_bugs=False,
-        ),
+        settings=run_settings(budget["examples"], stateful_step_count=budget["steps"]),
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import given, reject
 from hypothesis import seed as hypothesis_seed
 
 from conformance.checks.iceberg.harness import first_finding, record, run_check
@@ -22,6 +22,7 @@ from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import Violation
 from conformance.run_context import RunContext
 from conformance.schedules.enumerate import HeldSchedule
+from conformance.schedules.generated import run_settings
 from conformance.schedules.iceberg_strategies import held_schedules, table_setups
 from conformance.targets.iceberg_contract import IcebergEngine, NotSupported, TableSetup
 
@@ -43,14 +44,7 @@ def test_generated_schedules(
     tables = itertools.count()
 
     @hypothesis_seed(seed)
-    @settings(
-        max_examples=lakecert.config.data["model"]["examples"],
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-        print_blob=False,
-        report_multiple_bugs=False,
-    )
+    @run_settings(lakecert.config.data["model"]["examples"])
     @given(setup=table_setups(DATA_FILES), schedule=held_schedules())
     def one(setup: TableSetup, schedule: HeldSchedule) -> None:
         try:
