@@ -33,11 +33,16 @@ UNPUBLISHED = range(3, 5)  # versions 3-4: ratified, only staged files and the c
 class PathTable:
     info: TableInfo
     files: dict[str, bytes]  # every file under the location after setup, by URI
-    log: dict[str, bytes]  # the files under _delta_log (staged commits included)
 
     @property
     def location(self) -> str:
         return self.info.location
+
+    @property
+    def log(self) -> dict[str, bytes]:
+        """The files under _delta_log (staged commits included)."""
+        prefix = log_dir(self.location).rstrip("/") + "/"
+        return {uri: data for uri, data in self.files.items() if uri.startswith(prefix)}
 
 
 def snapshot_files(storage: Storage, prefix: str) -> dict[str, bytes]:
@@ -62,9 +67,7 @@ def path_table(
     for v in UNPUBLISHED:
         suite_client.append(table_name, expected_rows([v]))
     info = ref_admin.resolve(table_name)
-    return PathTable(
-        info, snapshot_files(suite_storage, info.location), snapshot_files(suite_storage, log_dir(info.location))
-    )
+    return PathTable(info, snapshot_files(suite_storage, info.location))
 
 
 @pytest.fixture
