@@ -17,10 +17,10 @@ from reference_impl.server import models as M
 from reference_impl.server import models_v1 as V
 from reference_impl.server.app import Svc, Who
 from reference_impl.server.auth import Principal
-from reference_impl.server.errors import ApiError, invalid
+from reference_impl.server.errors import V1_PREFIX, ApiError, invalid
 from reference_impl.server.service import CatalogService
 
-PREFIX = "/api/2.1/unity-catalog/delta/v1"
+PREFIX = V1_PREFIX
 TABLE = "/catalogs/{catalog}/schemas/{schema}/tables/{table}"
 ENDPOINTS = [f"GET /v1{TABLE}", f"POST /v1{TABLE}"]
 ERRORS: dict[int | str, dict[str, Any]] = {

@@ -14,10 +14,11 @@ import httpx
 from reference_impl.asgi_thread import ServerThread
 from reference_impl.delta import actions as A
 from reference_impl.delta import log_paths as P
+from reference_impl.server.app import PREFIX
 from reference_impl.server.cli import Built, build, parse_serve_args
 from reference_impl.storage.local import LocalStorage
 
-API = "/api/2.1/unity-catalog"
+API = PREFIX
 COMMITS = f"{API}/delta/preview/commits"
 
 
