@@ -15,7 +15,7 @@ import pytest
 from reference_impl.faults.registry import all_faults
 from reference_impl.server.runner import ServerProcess
 from reference_impl.server.testing import served
-from tests.helpers import lakecert
+from tests.helpers import lakecert, results
 
 CATALOG_FAULTS = [f for f in all_faults().values() if f.side == "catalog"]
 # A smaller budget for the generated schedules, the same for both runs of a variant.
@@ -26,19 +26,23 @@ def _flagged(res: dict[str, Any]) -> set[str]:
     return {rid for rid, r in res["requirements"].items() if r["status"] in ("FAIL", "WARN")}
 
 
+def run_with(work: Path, config: dict[str, Any], out: Path) -> tuple[int, dict[str, Any]]:
+    """`lakecert run` (its own process) with ``config``; its exit code and results."""
+    (work / "lakecert.yaml").write_text(json.dumps(config))
+    proc = lakecert("run", "--config", str(work / "lakecert.yaml"), "--out", str(out))
+    assert (out / "results.json").exists(), proc.stdout + proc.stderr
+    return proc.returncode, results(out)
+
+
 def certify_uc(work: Path, url: str, budget: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
-    """`lakecert run` (its own process) through the `uc` target against the server at ``url``."""
+    """`lakecert run` through the `uc` target against the server at ``url``."""
     config = {
         **(budget or {}),
         "target": "uc",
         "profiles": ["delta-cm-catalog"],
         "targets": {"uc": {"adapter": "conformance.targets.uc:UCTarget", "options": {"url": url}}},
     }
-    (work / "lakecert.yaml").write_text(json.dumps(config))
-    proc = lakecert("run", "--config", str(work / "lakecert.yaml"), "--out", str(work / "out"))
-    results = work / "out" / "results.json"
-    assert results.exists(), proc.stdout + proc.stderr
-    return proc.returncode, json.loads(results.read_text())
+    return run_with(work, config, work / "out")
 
 
 def run_over_http(work: Path, fault: str, budget: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -50,11 +54,7 @@ def run_over_http(work: Path, fault: str, budget: dict[str, Any]) -> tuple[int, 
 
 def run_in_process(work: Path, target: str) -> tuple[int, dict[str, Any]]:
     work.mkdir(parents=True)
-    (work / "lakecert.yaml").write_text(json.dumps({**BUDGET, "target": target, "profiles": ["delta-cm-catalog"]}))
-    proc = lakecert("run", "--config", str(work / "lakecert.yaml"), "--out", str(work))
-    results = work / "results.json"
-    assert results.exists(), proc.stdout + proc.stderr
-    return proc.returncode, json.loads(results.read_text())
+    return run_with(work, {**BUDGET, "target": target, "profiles": ["delta-cm-catalog"]}, work)
 
 
 def test_served_reference_is_certified(tmp_path: Path) -> None:
