@@ -31,9 +31,9 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from reference_impl.server.loadgen import Storm, history_problems, listings, make_tables
 from reference_impl.server.runner import ServerProcess
 from reference_impl.storage.local import path_to_uri
+from tests.tooling.loadgen import Storm, history_problems, listings, make_tables
 
 # tests/pg.py (a throw-away PostgreSQL cluster) is not an installed package: import it from the checkout.
 REPO = Path(__file__).resolve().parents[1]

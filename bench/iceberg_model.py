@@ -17,9 +17,9 @@ import platform
 import statistics
 import time
 
+from conformance.contract.iceberg import Isolation, Mode, TableSetup
 from conformance.model.iceberg import CORRECTED, SPARK, Bounds, IcebergModel, Preset
 from conformance.schedules.enumerate import explore
-from conformance.targets.iceberg_contract import Isolation, Mode, TableSetup
 
 MOR, COW = Mode.MERGE_ON_READ, Mode.COPY_ON_WRITE
 TABLES = [

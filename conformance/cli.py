@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
+import subprocess
 import sys
+import tempfile
 import time
+import traceback
 from pathlib import Path
 
 import pytest
 
+from conformance.config import ConfigError, json_schema, load_config
+from conformance.contract.target import TargetUnavailable, run_preflight
+from conformance.plugin import plugins
+from conformance.registry import list_targets
 from conformance.report.summary import print_summary
-from conformance.run_context import select_profiles
-from conformance.targets.config import ConfigError, load_config
-from conformance.targets.registry import build_target, list_targets
+from conformance.run_context import SUITE_VERSION, RunContext
 from reference_impl.server.cli import add_serve_arguments, serve_main
 
 PKG_DIR = Path(__file__).parent
@@ -26,14 +33,32 @@ def _profiles_arg(values: list[str] | None) -> list[str] | None:
     return [p.strip() for v in values for p in v.split(",") if p.strip()]
 
 
+def _writable_dir(path: Path, what: str) -> Path:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".lakecert-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise ConfigError(f"{what} {path} is not writable: {e.strerror or e}") from None
+    return path
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # pytest stops the session and reports it as interrupted
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    cfg = load_config(Path(args.config) if args.config else None)
-    target_name = args.target or cfg.target
-    target = build_target(target_name, cfg)
-    select_profiles(target, _profiles_arg(args.profile) or cfg.data.get("profiles"))  # validate early
-    target.close()
-    out = Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    cfg = load_config(Path(args.config) if args.config else None).with_overrides(
+        target=args.target, seed=args.seed, profiles=_profiles_arg(args.profile)
+    )
+    out = _writable_dir(Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve(), "--out")
+    ctx = RunContext.open(cfg, out, partial=bool(args.select))
+    try:
+        run_preflight(ctx.target)
+    except TargetUnavailable as e:
+        ctx.unavailable = f"target {cfg.target} is unavailable: {e}"
+        print(f"lakecert: {ctx.unavailable}", file=sys.stderr)
     paths = [str(PKG_DIR / s) for s in args.select] if args.select else [str(PKG_DIR / "checks")]
     pytest_args = [
         *paths,
@@ -41,30 +66,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         str(PKG_DIR / "pytest.ini"),
         "--rootdir",
         str(PKG_DIR),
-        "-p",
-        "conformance.plugin",
         "--alluredir",
         str(out / "allure-results"),
         "--clean-alluredir",
-        "--lakecert-out",
-        str(out),
-        "--lakecert-target",
-        target_name,
         "-q" if not args.verbose else "-v",
         "--no-header",
         "-rN",
         "--tb=short" if args.verbose else "--tb=no",
     ]
-    if args.config:
-        pytest_args += ["--lakecert-config", str(Path(args.config).resolve())]
-    for p in _profiles_arg(args.profile) or []:
-        pytest_args += ["--lakecert-profile", p]
-    if args.seed is not None:
-        pytest_args += ["--lakecert-seed", str(args.seed)]
-    if args.select:
-        pytest_args.append("--lakecert-partial")
-    code = pytest.main(pytest_args)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        code = pytest.main(pytest_args, plugins=plugins(ctx))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        ctx.close()
     results = out / "results.json"
+    if code == pytest.ExitCode.INTERRUPTED:
+        print("lakecert: run interrupted: results.json is marked interrupted; no certificate", file=sys.stderr)
+        return USAGE_ERROR
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or not results.exists():
         print(f"lakecert: the run broke (pytest exit {int(code)}); see the output above", file=sys.stderr)
         return USAGE_ERROR
@@ -86,8 +105,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         if not args.no_allure and (d / "allure-results").is_dir():
             try:
                 print(f"allure report: {generate(d / 'allure-results', d / 'allure-report')}")
-            except AllureMissing as e:
-                print(f"lakecert: {e}", file=sys.stderr)
+            except (AllureMissing, OSError, subprocess.CalledProcessError) as e:
+                print(f"lakecert: cannot build the Allure report: {e}", file=sys.stderr)
                 return USAGE_ERROR
         print(f"junit:         {d / 'junit.xml'}")
     out = (
@@ -121,7 +140,14 @@ def cmd_verify_certificate(args: argparse.Namespace) -> int:
 def cmd_gate(args: argparse.Namespace) -> int:
     import yaml
 
-    from conformance.report.gate import BaselineError, compare, load_baseline, render, updated_baseline
+    from conformance.report.gate import (
+        BaselineError,
+        compare,
+        load_baseline,
+        render,
+        unfit_for_gate,
+        updated_baseline,
+    )
 
     results_file = Path(args.dir) / "results.json"
     if not results_file.exists():
@@ -134,8 +160,16 @@ def cmd_gate(args: argparse.Namespace) -> int:
     except BaselineError as e:
         print(f"lakecert: {e}", file=sys.stderr)
         return USAGE_ERROR
+    refusal = unfit_for_gate(results, old, allow_partial=args.allow_partial)
+    if refusal:
+        print(f"lakecert: gate refused: {refusal}", file=sys.stderr)
+        return USAGE_ERROR
     if args.update:
-        baseline_path.write_text(yaml.safe_dump(updated_baseline(results, old), sort_keys=False, width=120))
+        try:
+            baseline_path.write_text(yaml.safe_dump(updated_baseline(results, old), sort_keys=False, width=120))
+        except OSError as e:
+            print(f"lakecert: cannot write baseline {baseline_path}: {e.strerror or e}", file=sys.stderr)
+            return USAGE_ERROR
         print(f"baseline written: {baseline_path}")
         return 0
     if old is None:
@@ -173,7 +207,12 @@ def cmd_requirements(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="lakecert", description=__doc__)
+    p = argparse.ArgumentParser(
+        prog="lakecert",
+        description="Conformance suite for lakehouse catalogs and table-format clients.",
+        epilog="Exit codes: 0 certified / ok, 1 not certified, 2 error or bad usage. Docs: docs/certify.md",
+    )
+    p.add_argument("--version", action="version", version=f"lakecert {SUITE_VERSION}")
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="certify a target against one or more profiles")
     run.add_argument("--target", help="target name (default: the config's, else `reference`)")
@@ -208,6 +247,11 @@ def build_parser() -> argparse.ArgumentParser:
     gt.add_argument("dir", help="run directory with results.json")
     gt.add_argument("--baseline", required=True, help="baseline YAML file")
     gt.add_argument("--update", action="store_true", help="write the baseline from this run instead")
+    gt.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="judge a --select, interrupted or incomplete run, or one with other profiles than the baseline's",
+    )
     gt.set_defaults(func=cmd_gate)
     sv = sub.add_parser("serve", help="serve the reference catalog (or a faulty variant) over HTTP (docs/server.md)")
     add_serve_arguments(sv)
@@ -215,6 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
     rq = sub.add_parser("requirements", help="print the requirement catalog with its coverage (Markdown)")
     rq.add_argument("--markdown", action="store_true", help="(the only format; accepted for clarity)")
     rq.set_defaults(func=cmd_requirements)
+    cs = sub.add_parser("config-schema", help="print the JSON Schema of the configuration file")
+    cs.set_defaults(func=lambda args: print(json.dumps(json_schema(), indent=2)) or 0)
     return p
 
 
@@ -228,6 +274,18 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except ConfigError as e:
         print(f"lakecert: {e}", file=sys.stderr)
+        return USAGE_ERROR
+    except BrokenPipeError:  # the reader of our output went away (`lakecert targets --json | head`)
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's final flush quiet
+        return 0
+    except KeyboardInterrupt:
+        print("lakecert: interrupted", file=sys.stderr)
+        return USAGE_ERROR
+    except Exception:
+        log = Path(tempfile.gettempdir()) / f"lakecert-crash-{time.strftime('%Y%m%d-%H%M%S')}.log"
+        log.write_text(traceback.format_exc())
+        kind = type(sys.exc_info()[1]).__name__
+        print(f"lakecert: internal error ({kind}); the traceback is in {log}", file=sys.stderr)
         return USAGE_ERROR
 
 

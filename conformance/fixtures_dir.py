@@ -1,13 +1,35 @@
-"""Where the golden fixtures are: ``LAKECERT_FIXTURES`` or the repository's ``fixtures/``."""
+"""Where the golden fixtures are: the configuration's ``paths.fixtures`` (``LAKECERT_FIXTURES``), or the
+``fixtures/`` shipped beside the package."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from conformance.report.outcomes import SuiteError
+
+_configured: Path | None = None
+
+
+class FixturesMissing(SuiteError, FileNotFoundError):
+    """The golden fixtures are not where the configuration says: the run cannot judge readers."""
+
+
+def configure(path: Path | None) -> None:
+    """Set by the run from its configuration, before any check is collected."""
+    global _configured
+    _configured = path
 
 
 def fixtures_dir() -> Path:
-    found = Path(os.environ.get("LAKECERT_FIXTURES") or Path(__file__).resolve().parents[1] / "fixtures")
+    found = _configured or Path(__file__).resolve().parents[1] / "fixtures"
     if not found.is_dir():
-        raise FileNotFoundError(f"golden fixtures not found at {found}; set LAKECERT_FIXTURES")
+        raise FixturesMissing(f"golden fixtures not found at {found}; set paths.fixtures (LAKECERT_FIXTURES)")
     return found
+
+
+def fixture_case(name: str) -> Path:
+    """One fixture folder; ``FixturesMissing`` (an ERROR, not a verdict) when it is absent."""
+    case = fixtures_dir() / name
+    if not case.is_dir():
+        raise FixturesMissing(f"fixture {name!r} not found in {case.parent}")
+    return case

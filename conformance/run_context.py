@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import platform
 import shutil
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import pytest
+
+from conformance import fixtures_dir
+from conformance.config import Config, ConfigError
+from conformance.contract.delta import Catalog, CatalogError, DeltaClient, NotSupported, Storage
+from conformance.contract.target import Target, TargetEnv, declared_profiles
+from conformance.registry import build_target
 from conformance.report.results import RunSummary
 from conformance.requirements import load_all, profiles
-from conformance.targets.config import Config, ConfigError
-from conformance.targets.contract import Catalog, Storage
-from conformance.targets.reference import make_reference_catalog
-from conformance.targets.registry import build_target
-from conformance.targets.target import Target, TargetEnv
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.storage import S3Settings, make_storage
+from reference_impl.target import make_reference_catalog
 
+T = TypeVar("T")
 SUITE_VERSION = "0.1.0"
 SIDE_OF_PROFILE = {
     "delta-cm-catalog": "catalog",
@@ -31,13 +38,26 @@ SIDE_OF_PROFILE = {
 }
 
 
+class TargetBuildError(Exception):
+    """The target's adapter failed to build a part (``make_catalog``, ``make_client``, ``make_engine``)."""
+
+
+def _built(what: str, build: Callable[[], T]) -> T:
+    """A part of the target, built by its adapter; a failure there is the adapter's, not a verdict."""
+    try:
+        return build()
+    except (CatalogError, NotSupported):
+        raise
+    except Exception as e:
+        raise TargetBuildError(f"the target's {what} failed: {type(e).__name__}: {e}") from e
+
+
 def select_profiles(target: Target, wanted: list[str] | None) -> list[str]:
     """The profiles to run: the asked ones (validated) or every one the target has a side for.
 
-    A target may narrow that with a ``profiles`` attribute: the only profiles it can be judged on
-    (e.g. clients without catalog support, which only have ``delta-cm-path-access``)."""
+    A target may narrow that with its optional ``profiles`` member (``contract.TargetBase``)."""
     known = profiles()
-    supported = getattr(target, "profiles", None)
+    supported = declared_profiles(target)
     if wanted:
         unknown = [p for p in wanted if p not in known]
         if unknown:
@@ -53,24 +73,35 @@ def select_profiles(target: Target, wanted: list[str] | None) -> list[str]:
 
 
 def _warehouse(cfg: Config, workdir: Path) -> tuple[str, Storage, S3Settings | None]:
-    s = cfg.data["storage"]
-    if s["kind"] == "s3":
-        bucket = s.get("bucket")
-        if not bucket or not s.get("endpoint_url"):
+    s = cfg.settings.storage
+    if s.kind == "s3":
+        if not s.bucket or not s.endpoint_url:
             raise ConfigError("storage.kind=s3 needs `bucket` and `endpoint_url`")
-        s3 = S3Settings(
-            s["endpoint_url"], s.get("region", "us-east-1"), s.get("access_key_id"), s.get("secret_access_key")
-        )
+        s3 = S3Settings(s.endpoint_url, s.region, s.access_key_id, s.secret_access_key)
         storage = make_storage(
             s3.endpoint_url,
             region_name=s3.region,
             aws_access_key_id=s3.access_key_id,
             aws_secret_access_key=s3.secret_access_key,
         )
-        return f"s3://{bucket}/{s.get('prefix', 'lakecert')}/{uuid.uuid4().hex[:12]}", storage, s3
+        return f"s3://{s.bucket}/{s.prefix}/{uuid.uuid4().hex[:12]}", storage, s3
     root = workdir / "warehouse"
     root.mkdir(parents=True, exist_ok=True)
     return root.as_uri(), make_storage(), None
+
+
+RUN_KEY: pytest.StashKey[RunContext] = pytest.StashKey()
+
+
+class _Provide:
+    """Hands the run, built once by ``lakecert run``, to pytest: the plugins read it from the stash."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.stash[RUN_KEY] = self.ctx
 
 
 @dataclass
@@ -80,27 +111,61 @@ class RunContext:
     target: Target
     profiles: list[str]
     env: TargetEnv
+    partial: bool = False  # only some checks were selected (``--select``)
     started: float = field(default_factory=time.time)
     summary: RunSummary | None = None
+    collected: int | None = None  # checks selected, once collection is done
+    interrupted: bool = False
+    unavailable: str | None = None  # why the target's preflight failed: every check ends in ERROR
     _target_catalog: Catalog | None = None
     _reference_catalog: ReferenceCatalog | None = None
+    _target_version: str | None = None
 
     @classmethod
-    def open(cls, cfg: Config, out: Path) -> RunContext:
+    def open(cls, cfg: Config, out: Path, *, partial: bool = False) -> RunContext:
+        fixtures_dir.configure(cfg.settings.paths.fixtures)
+        if cfg.settings.paths.jars is not None:  # for adapters, and the engines they start in other processes
+            os.environ["LAKECERT_JARS"] = str(cfg.settings.paths.jars)
         target = build_target(cfg.target, cfg)
-        chosen = select_profiles(target, cfg.data.get("profiles"))
+        chosen = select_profiles(target, cfg.settings.profiles)
         workdir = out / "work"
         shutil.rmtree(workdir, ignore_errors=True)
         workdir.mkdir(parents=True)
         warehouse, storage, s3 = _warehouse(cfg, workdir)
-        options = (cfg.data["targets"].get(cfg.target) or {}).get("options") or {}
-        env = TargetEnv(workdir, warehouse, storage, options, s3)
-        return cls(cfg, out, target, chosen, env)
+        env = TargetEnv(workdir, warehouse, storage, cfg.target_options(), s3, seed=cfg.seed)
+        return cls(cfg, out, target, chosen, env, partial)
+
+    @staticmethod
+    def of(config: pytest.Config) -> RunContext:
+        """The run a pytest session belongs to."""
+        try:
+            return config.stash[RUN_KEY]
+        except KeyError:
+            raise pytest.UsageError("the lakecert plugin runs under `lakecert run`, which builds the run") from None
+
+    def plugin(self) -> object:
+        return _Provide(self)
+
+    def derived_seed(self, salt: str) -> int:
+        """A seed for one part of the run (a check, a client), the same in every run with this seed."""
+        return int(hashlib.sha256(f"{self.config.seed}:{salt}".encode()).hexdigest()[:8], 16)
+
+    @property
+    def target_version(self) -> str:
+        if self._target_version is None:
+            try:
+                self._target_version = self.target.version()
+            except Exception as e:  # the version line must not break a run; the checks say what is wrong
+                self._target_version = f"unknown ({type(e).__name__})"
+        return self._target_version
 
     def target_catalog(self) -> Catalog:
         if self._target_catalog is None:
-            self._target_catalog = self.target.make_catalog(self.env)
+            self._target_catalog = _built("make_catalog", lambda: self.target.make_catalog(self.env))
         return self._target_catalog
+
+    def build_client(self, catalog: Catalog, env: TargetEnv) -> DeltaClient:
+        return _built("make_client", lambda: self.target.make_client(catalog, env))
 
     def reference_catalog(self) -> ReferenceCatalog:
         """The trusted catalog that client targets are bound to (its own database)."""
@@ -108,7 +173,7 @@ class RunContext:
             ref_dir = self.env.workdir / "reference"
             ref_dir.mkdir(exist_ok=True)
             self._reference_catalog = make_reference_catalog(
-                TargetEnv(ref_dir, self.env.warehouse_uri, self.env.storage, s3=self.env.s3)
+                TargetEnv(ref_dir, self.env.warehouse_uri, self.env.storage, s3=self.env.s3, seed=self.env.seed)
             )
         return self._reference_catalog
 
@@ -119,7 +184,7 @@ class RunContext:
             "target": self.config.target,  # as selected, so reruns and baselines key on it
             "target_label": self.target.name,
             "target_kind": self.target.kind,
-            "target_version": self.target.version(),
+            "target_version": self.target_version,
             "profiles": self.profiles,
             "seed": self.config.seed,
             "config_source": self.config.source,

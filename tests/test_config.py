@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.targets.config import ConfigError, load_config
+from conformance.config import ConfigError, load_config
 
 
 def test_defaults_without_file() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conformance.contract.iceberg import Operation, OpKind, Row
 from conformance.history import (
     AnomalyKind,
     History,
@@ -16,7 +17,6 @@ from conformance.history import (
     linearize,
 )
 from conformance.history.serial import ABSENT, apply
-from conformance.targets.iceberg_contract import Operation, OpKind, Row
 
 JACK_RED: Row = ("jack", "red", "A")
 JACK_BLUE: Row = ("jack", "blue", "A")

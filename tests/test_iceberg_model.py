@@ -7,10 +7,9 @@ import itertools
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from conformance.checks.iceberg.harness import first_finding
+from conformance.checks.iceberg.harness import first_finding, scenarios_by_requirement
 from conformance.checks.iceberg.scenarios import (
     ALL_KINDS,
-    ALL_SCENARIOS,
     DATA_FILES,
     DELETE_JACK,
     UPDATE_JACK_COLOR,
@@ -18,12 +17,12 @@ from conformance.checks.iceberg.scenarios import (
     config_id,
     race,
 )
+from conformance.contract.iceberg import IcebergEngine, Isolation, Mode, OpKind, TableSetup
 from conformance.history import Anomaly, AnomalyKind, History, SerialOrder, check
 from conformance.model.iceberg import CORRECTED, SPARK, Bounds, IcebergModel, history_of
 from conformance.schedules.enumerate import HeldSchedule, explore, held_schedules, interleavings, serial_order_for
 from conformance.schedules.iceberg_strategies import bounds, model_walks, table_setups, walk
 from conformance.schedules.iceberg_strategies import held_schedules as iceberg_held_schedules
-from conformance.targets.iceberg_contract import IcebergEngine, Isolation, Mode, OpKind, TableSetup
 from reference_impl.faults.registry import Fault, all_faults
 from reference_impl.iceberg import ModelEngine
 
@@ -151,9 +150,9 @@ def test_a_race_names_its_operations_in_begin_order() -> None:
 
 def test_every_check_passes_on_the_reference_engine() -> None:
     found = [
-        (scenario.requirement, config_id(setup))
-        for scenario, setups in ALL_SCENARIOS
-        for setup in setups
+        (rid, config_id(setup))
+        for rid, scenario in scenarios_by_requirement()
+        for setup in scenario.configs
         if first_finding(ModelEngine(), "t", setup, scenario)
     ]
     assert found == []
@@ -162,9 +161,9 @@ def test_every_check_passes_on_the_reference_engine() -> None:
 @pytest.mark.parametrize("fault", ENGINE_FAULTS, ids=lambda f: f.name)
 def test_every_engine_fault_is_caught_by_what_it_breaks(fault: Fault) -> None:
     caught = {
-        scenario.requirement
-        for scenario, setups in ALL_SCENARIOS
-        for setup in setups
+        rid
+        for rid, scenario in scenarios_by_requirement()
+        for setup in scenario.configs
         if first_finding(_engine(fault), "t", setup, scenario)
     }
     assert set(fault.breaks) <= caught
@@ -172,9 +171,9 @@ def test_every_engine_fault_is_caught_by_what_it_breaks(fault: Fault) -> None:
 
 def test_every_check_configuration_is_failed_by_some_fault() -> None:
     unflagged = [
-        (scenario.requirement, config_id(setup))
-        for scenario, setups in ALL_SCENARIOS
-        for setup in setups
+        (rid, config_id(setup))
+        for rid, scenario in scenarios_by_requirement()
+        for setup in scenario.configs
         if not any(first_finding(_engine(f), "t", setup, scenario) for f in ENGINE_FAULTS)
     ]
     assert unflagged == []
@@ -186,7 +185,7 @@ def test_generated_held_schedules_on_the_reference_engine_find_nothing(
     setup: TableSetup, schedule: HeldSchedule
 ) -> None:
     order = SerialOrder.COMMIT if setup.isolation is Isolation.SERIALIZABLE else SerialOrder.ANY
-    scenario = Scenario("ICE-SERIALIZABLE-READS", (schedule,), ALL_KINDS, order)
+    scenario = Scenario((schedule,), ALL_KINDS, order)
     assert first_finding(ModelEngine(), "t", setup, scenario) is None
 
 

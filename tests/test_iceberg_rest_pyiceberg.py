@@ -12,7 +12,7 @@ from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError
 
-from conformance.engines.pyiceberg_writer import PyIcebergWriter
+from conformance.adapters.spark_iceberg.pyiceberg_writer import PyIcebergWriter
 from reference_impl.iceberg_rest import IcebergRestServer
 from reference_impl.iceberg_rest.fileio import s3_properties
 from tests.moto_s3 import BUCKET

@@ -14,10 +14,10 @@ import deltalake
 import pyarrow as pa
 import pytest
 
-from conformance.targets.contract import Catalog, ReadResult
-from conformance.targets.path_clients import DeltaRsClient, PathOnlyClient, PolarsClient, PyArrowDatasetClient
-from conformance.targets.path_contract import PathClient
-from conformance.targets.target import Kind, Side, TargetEnv
+from conformance.adapters.path_clients import DeltaRsClient, PathOnlyClient, PolarsClient, PyArrowDatasetClient
+from conformance.contract.delta import Catalog, ReadResult
+from conformance.contract.path_access import PathClient
+from conformance.contract.target import Kind, Side, TargetEnv
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.client import ReferenceClient
 from reference_impl.delta.path_access import CatalogManagedPathAccessError

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conformance.targets.contract import (
+from conformance.contract.delta import (
     CatalogError,
     GetCommitsResponse,
     InvalidRequest,

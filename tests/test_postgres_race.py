@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from reference_impl.server.loadgen import Storm, history_problems, listings, make_tables
 from reference_impl.server.runner import serving
-from reference_impl.server.testing import COMMITS, Driver, Table
 from reference_impl.storage.local import path_to_uri
 from tests.pg import Postgres
+from tests.tooling.loadgen import Storm, history_problems, listings, make_tables
+from tests.tooling.server import COMMITS, Driver, Table
 
 SERVERS = 3
 PER_SERVER = 2  # proposers per server

@@ -11,10 +11,10 @@ import pytest
 
 from reference_impl.server.cli import serve_main
 from reference_impl.server.runner import ServerProcess, serving
-from reference_impl.server.testing import API, serve_args
 from reference_impl.storage.local import path_to_uri
 from tests.pg import Postgres, free_port
 from tests.test_server_certify import certify_uc
+from tests.tooling.server import API, serve_args
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conformance.targets.contract import (
+from conformance.contract.delta import (
     Catalog,
     CommitConflict,
     CommitRejected,

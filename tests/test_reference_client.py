@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.targets.contract import (
+from conformance.contract.delta import (
     Catalog,
     DeltaClient,
     MaintenancePolicy,

@@ -15,11 +15,11 @@ import httpx
 import pytest
 
 from reference_impl.catalog.store import CatalogStore
-from reference_impl.server.loadgen import Storm, history_problems, listings, make_tables
 from reference_impl.server.runner import ServerProcess
-from reference_impl.server.testing import Driver
 from reference_impl.storage.local import path_to_uri
 from tests.pg import Postgres
+from tests.tooling.loadgen import Storm, history_problems, listings, make_tables
+from tests.tooling.server import Driver
 
 TABLES, WRITERS = 3, 6  # two writers per table
 ACKED_BEFORE_KILL = 60

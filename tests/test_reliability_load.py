@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from reference_impl.server.loadgen import Storm, history_problems, listings, make_tables
 from reference_impl.server.runner import ServerProcess
 from reference_impl.storage.local import path_to_uri
+from tests.tooling.loadgen import Storm, history_problems, listings, make_tables
 
 WRITERS, COMMITS, TABLES = 8, 25, 4
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from reference_impl.server.cli import ServeError, build, serve_main
-from reference_impl.server.testing import API, COMMITS, Driver, Table, serve_args, served
+from tests.tooling.server import API, COMMITS, Driver, Table, serve_args, served
 
 TOKENS = """
 tokens:

@@ -14,8 +14,8 @@ import pytest
 
 from reference_impl.faults.registry import all_faults
 from reference_impl.server.runner import ServerProcess
-from reference_impl.server.testing import served
 from tests.helpers import lakecert, results
+from tests.tooling.server import served
 
 CATALOG_FAULTS = [f for f in all_faults().values() if f.side == "catalog"]
 # A smaller budget for the generated schedules, the same for both runs of a variant.
@@ -40,7 +40,7 @@ def certify_uc(work: Path, url: str, budget: dict[str, Any] | None = None) -> tu
         **(budget or {}),
         "target": "uc",
         "profiles": ["delta-cm-catalog"],
-        "targets": {"uc": {"adapter": "conformance.targets.uc:UCTarget", "options": {"url": url}}},
+        "targets": {"uc": {"adapter": "conformance.adapters.uc:UCTarget", "options": {"url": url}}},
     }
     return run_with(work, config, work / "out")
 

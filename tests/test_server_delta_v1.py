@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from reference_impl.server.testing import Driver, Table, served
+from tests.tooling.server import Driver, Table, served
 
 V1 = "/api/2.1/unity-catalog/delta/v1"
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from reference_impl.server.testing import API, COMMITS, Driver, Table, served
+from tests.tooling.server import API, COMMITS, Driver, Table, served
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),

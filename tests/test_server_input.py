@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from reference_impl.server.testing import API, COMMITS, Driver, Table, served
+from tests.tooling.server import API, COMMITS, Driver, Table, served
 
 
 @pytest.fixture(scope="module")

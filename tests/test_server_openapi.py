@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 
 from reference_impl.server.openapi import DEFAULT_PATH, render
-from reference_impl.server.testing import served
+from tests.tooling.server import served
 
 # Paths of unitycatalog/unitycatalog api/all.yaml and api/delta.yaml that lakecert serves
 # (under the servers URL /api/2.1/unity-catalog), plus lakecert's own extensions.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.targets.contract import Storage
+from conformance.contract.delta import Storage
 from reference_impl.storage import LocalStorage, RoutingStorage, S3Storage, make_storage
 from reference_impl.storage.local import path_to_uri, uri_to_path
 from reference_impl.storage.s3 import S3Settings

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from conformance.targets.iceberg_contract import Row
+from conformance.contract.iceberg import Row
 
 
 class AnomalyKind(StrEnum):

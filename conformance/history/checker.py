@@ -12,11 +12,11 @@ import itertools
 from collections.abc import Sequence
 from enum import StrEnum
 
+from conformance.contract.iceberg import OpKind
 from conformance.history import explain
 from conformance.history.anomalies import Anomaly, AnomalyKind
 from conformance.history.events import History, OpRecord, ReadRecord
 from conformance.history.serial import RowState, in_commit_order, reachable, touches
-from conformance.targets.iceberg_contract import OpKind
 
 
 class SerialOrder(StrEnum):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.targets.iceberg_contract import KEEP, OpKind, Row, Values
+from conformance.contract.iceberg import KEEP, OpKind, Row, Values
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from conformance.contract.iceberg import COLUMNS, OpKind, Row
 from conformance.history.events import History, OpRecord
 from conformance.history.linearized import state_before
 from conformance.history.serial import RowState, full_row
-from conformance.targets.iceberg_contract import COLUMNS, OpKind, Row
 
 
 def row_text(row: Row) -> str:

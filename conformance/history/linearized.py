@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conformance.contract.iceberg import COLUMNS
 from conformance.history.events import History
 from conformance.history.serial import ABSENT, RowState, apply, touches
-from conformance.targets.iceberg_contract import COLUMNS
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+from conformance.contract.iceberg import OpKind, Row, Values
 from conformance.history.events import OpRecord
-from conformance.targets.iceberg_contract import OpKind, Row, Values
 
 RowState = tuple[Row, ...]
 ABSENT: RowState = ()

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from conformance.observe.transcript import Transcript
-from conformance.targets.contract import (
+from conformance.contract.delta import (
     Catalog,
     CatalogError,
     DeltaClient,
@@ -24,6 +23,8 @@ from conformance.targets.contract import (
     Storage,
     TableInfo,
 )
+from conformance.observe.deadline import DeadlineExceeded, deadline
+from conformance.observe.transcript import Transcript
 
 T = TypeVar("T")
 PASS_THROUGH = (CatalogError, NotSupported, FileExistsError, FileNotFoundError)
@@ -34,15 +35,22 @@ class TargetRaised(Exception):
 
 
 class _Recorder:
-    def __init__(self, inner: Any, transcript: Transcript, actor: str, under_test: bool) -> None:
+    def __init__(
+        self, inner: Any, transcript: Transcript, actor: str, under_test: bool, call_s: float | None = None
+    ) -> None:
         self.inner = inner
         self.transcript = transcript
         self.actor = actor
         self.under_test = under_test
+        self.call_s = call_s  # whole-call deadline of calls into the target (None: only the check's)
 
     def _call(self, op: str, args: dict[str, Any], fn: Callable[[], T]) -> T:
         try:
-            result = fn()
+            with deadline(self.call_s if self.under_test else None, f"{self.actor}.{op}"):
+                result = fn()
+        except DeadlineExceeded as e:
+            self.transcript.add(self.actor, op, args, False, error=type(e).__name__)
+            raise
         except PASS_THROUGH as e:
             self.transcript.add(self.actor, op, args, False, error=type(e).__name__)
             raise
@@ -68,9 +76,15 @@ class RecordingCatalog(_Recorder):
     inner: Catalog
 
     def __init__(
-        self, inner: Catalog, transcript: Transcript, *, actor: str = "catalog", under_test: bool = False
+        self,
+        inner: Catalog,
+        transcript: Transcript,
+        *,
+        actor: str = "catalog",
+        under_test: bool = False,
+        call_s: float | None = None,
     ) -> None:
-        super().__init__(inner, transcript, actor, under_test)
+        super().__init__(inner, transcript, actor, under_test, call_s)
         self.before_commit: list[CommitHook] = []
 
     def create_staging_table(self) -> StagingTable:
@@ -190,8 +204,8 @@ class RecordingClient(_Recorder):
 
     inner: DeltaClient
 
-    def __init__(self, inner: DeltaClient, transcript: Transcript) -> None:
-        super().__init__(inner, transcript, "client", under_test=True)
+    def __init__(self, inner: DeltaClient, transcript: Transcript, *, call_s: float | None = None) -> None:
+        super().__init__(inner, transcript, "client", under_test=True, call_s=call_s)
 
     def create_table(self, name: str) -> None:
         self._call("create_table", {"name": name}, lambda: self.inner.create_table(name))

@@ -49,6 +49,31 @@ def load_baseline(path: Path) -> dict[str, Any]:
     return data
 
 
+def unfit_for_gate(results: dict[str, Any], baseline: dict[str, Any] | None, *, allow_partial: bool) -> str | None:
+    """Why this run cannot be judged against (or recorded as) a baseline, or None.
+
+    A run that did not run every check of its profiles says nothing about the checks it left out:
+    opening the gate on it would let any regression through."""
+    if allow_partial:
+        return None
+    info = results["run_info"]
+    if info.get("interrupted"):
+        return "the run was interrupted (rerun it to the end, or pass --allow-partial)"
+    if info.get("partial"):
+        return "the run selected only some checks (--select); pass --allow-partial to judge it anyway"
+    if info.get("complete") is False:
+        return "the run did not report every check it selected (rerun it, or pass --allow-partial)"
+    if baseline is not None:
+        for key, ran in (
+            ("profiles", sorted(info.get("profiles", []))),
+            ("requirements", sorted(results["requirements"])),
+        ):
+            recorded = baseline.get(key)
+            if recorded is not None and sorted(recorded) != ran:
+                return f"the run's {key} differ from the baseline's (pass --allow-partial, or --update the baseline)"
+    return None
+
+
 def compare(results: dict[str, Any], baseline: dict[str, Any]) -> GateReport:
     known = {k["test"]: k for k in baseline.get("known", [])}
     report = GateReport()
@@ -86,7 +111,12 @@ def updated_baseline(results: dict[str, Any], old: dict[str, Any] | None) -> dic
                 "link": prev.get("link", ""),
             }
         )
-    return {"target": results["run_info"]["target"], "known": known}
+    return {
+        "target": results["run_info"]["target"],
+        "profiles": sorted(results["run_info"].get("profiles", [])),
+        "requirements": sorted(results["requirements"]),
+        "known": known,
+    }
 
 
 def render(report: GateReport) -> str:

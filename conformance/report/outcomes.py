@@ -7,8 +7,8 @@ from typing import NoReturn
 
 import pytest
 
+from conformance.contract.delta import CatalogError, NotSupported
 from conformance.observe.recording import TargetRaised
-from conformance.targets.contract import CatalogError, NotSupported
 
 
 class Outcome(StrEnum):
@@ -41,6 +41,10 @@ NA_PREFIX = "NOT_APPLICABLE: "
 PRODUCT_FAULTS = (AssertionError, pytest.fail.Exception, CatalogError, TargetRaised, NotSupported)
 
 
+class SuiteError(Exception):
+    """lakecert itself or its environment cannot go on (missing fixtures, a broken set-up): ERROR."""
+
+
 class Violation(AssertionError):
     """A failed assertion of a check that covers several requirements, naming the one broken."""
 
@@ -49,9 +53,13 @@ class Violation(AssertionError):
         self.requirement = requirement
 
 
+class NotApplicable(pytest.skip.Exception):  # type: ignore[misc,name-defined]
+    """The only skip that means NOT_APPLICABLE; any other skip of a check is an ERROR."""
+
+
 def not_applicable(reason: str) -> NoReturn:
     """End a check as NOT_APPLICABLE; call it only after verifying the target's answer."""
-    pytest.skip(NA_PREFIX + reason)
+    raise NotApplicable(NA_PREFIX + reason)
 
 
 def worst(outcomes: list[Outcome]) -> Outcome:

@@ -57,7 +57,19 @@ class RunSummary:
     requirements: dict[str, Requirement]  # those of the selected profiles
     profiles: list[str]
     partial: bool = False  # only some checks were selected: never certifies
+    interrupted: bool = False  # stopped by SIGINT/SIGTERM before the end: never certifies
+    collected: int | None = None  # checks the run selected; fewer rows means it did not finish
     statuses: dict[str, Outcome] = field(init=False)
+
+    @property
+    def complete(self) -> bool:
+        """Every selected check has its row."""
+        return self.collected is None or len(self.results) >= self.collected
+
+    @property
+    def finished(self) -> bool:
+        """A run that may be certified: not interrupted, every check run, not a selection."""
+        return not self.interrupted and self.complete and not self.partial
 
     def __post_init__(self) -> None:
         by_req: dict[str, list[Outcome]] = {rid: [] for rid in self.requirements}
@@ -72,7 +84,7 @@ class RunSummary:
         reqs = [r for r in self.requirements.values() if r.profile == profile]
         statuses = {self.statuses[r.id] for r in reqs}
         if (
-            not self.partial
+            self.finished
             and Outcome.NOT_APPLICABLE in statuses
             and statuses
             <= {
@@ -84,7 +96,7 @@ class RunSummary:
         return "CERTIFIED" if self._certifies(reqs) else "NOT_CERTIFIED"
 
     def _certifies(self, reqs: list[Requirement]) -> bool:
-        if self.partial or not reqs:
+        if not self.finished or not reqs:
             return False
         statuses = [self.statuses[r.id] for r in reqs]
         if any(s in (Outcome.FAIL, Outcome.ERROR) for s in statuses):
@@ -109,7 +121,13 @@ class RunSummary:
     def to_json(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
-            "run_info": {**self.run_info, "partial": self.partial},
+            "run_info": {
+                **self.run_info,
+                "partial": self.partial,
+                "interrupted": self.interrupted,
+                "complete": self.complete,
+                "checks_selected": self.collected,
+            },
             "results": [r.to_json() for r in self.results],
             "requirements": {
                 rid: {
@@ -135,9 +153,12 @@ class RunSummary:
 
 
 def exit_code(results: dict[str, Any]) -> int:
-    """0 certified (for a partial run: nothing failed), 1 any FAIL or not certified, 2 any ERROR."""
+    """0 certified (for a partial run: nothing failed), 1 any FAIL or not certified, 2 any ERROR or
+    a run that did not finish (interrupted, checks missing)."""
     statuses = {r["status"] for r in results["results"]}
-    if Outcome.ERROR.value in statuses or not results["results"]:
+    info = results["run_info"]
+    unfinished = info.get("interrupted") or info.get("complete") is False
+    if Outcome.ERROR.value in statuses or not results["results"] or unfinished:
         return 2
     if Outcome.FAIL.value in statuses:
         return 1

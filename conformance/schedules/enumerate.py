@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from conformance.contract.iceberg import Isolation, Operation
 from conformance.history import Anomaly, History, SerialOrder, check
 from conformance.model.iceberg import (
     Action,
@@ -25,7 +26,6 @@ from conformance.model.iceberg import (
     history_of,
     reduced_actions,
 )
-from conformance.targets.iceberg_contract import Isolation, Operation
 
 # ---------------------------------------------------------------- model steps
 

@@ -8,6 +8,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
+from conformance.config import ModelBudget
+
 
 def run_settings(examples: int, **extra: Any) -> settings:
     """How every generated schedule runs: no deadline or example database, no health checks, one
@@ -23,13 +25,13 @@ def run_settings(examples: int, **extra: Any) -> settings:
     )
 
 
-def run_machine(machine: type[RuleBasedStateMachine], seed: int, budget: dict[str, Any]) -> None:
-    """Explore ``budget["examples"]`` sequences of up to ``budget["steps"]`` steps, seeded.
+def run_machine(machine: type[RuleBasedStateMachine], seed: int, budget: ModelBudget) -> None:
+    """Explore ``budget.examples`` sequences of up to ``budget.steps`` steps, seeded.
 
     A failure is shrunk to a short schedule; only the first distinct bug is
     reported, so one check yields one verdict.
     """
     run_state_machine_as_test(
         hypothesis_seed(seed)(machine),
-        settings=run_settings(budget["examples"], stateful_step_count=budget["steps"]),
+        settings=run_settings(budget.examples, stateful_step_count=budget.steps),
     )

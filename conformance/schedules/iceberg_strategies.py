@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 from hypothesis import strategies as st
 
+from conformance.contract.iceberg import Isolation, Mode, Operation, OpKind, Row, TableSetup
 from conformance.model.iceberg import Action, Bounds, IcebergModel, World, actions, apply
 from conformance.schedules.enumerate import Event, HeldSchedule
-from conformance.targets.iceberg_contract import Isolation, Mode, Operation, OpKind, Row, TableSetup
 
 
 def table_setups(data_files: tuple[tuple[Row, ...], ...] = ()) -> st.SearchStrategy[TableSetup]:

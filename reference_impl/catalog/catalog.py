@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 from typing import TypeGuard
 
-from conformance.targets.contract import (
+from conformance.contract.delta import (
     CommitConflict,
     CommitRejected,
     GetCommitsResponse,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from conformance.targets.contract import RatifiedCommit
+from conformance.contract.delta import RatifiedCommit
 
 SCHEMA = (
     """

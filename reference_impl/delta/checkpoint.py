@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from conformance.targets.contract import Storage
+from conformance.contract.delta import Storage
 from reference_impl.delta.actions import Action, kind
 from reference_impl.delta.log_paths import checkpoint_uri, last_checkpoint_uri
 

@@ -12,12 +12,13 @@ The client touches nothing but the ``catalog`` and ``storage`` it is given.
 from __future__ import annotations
 
 import contextlib
+import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
-from conformance.targets.contract import (
+from conformance.contract.delta import (
     Catalog,
     CommitConflict,
     MaintenanceOp,
@@ -64,8 +65,12 @@ class ReferenceClient(PathAccess):
         inline: bool = False,
         clock: Clock | None = None,
         max_retries: int = 10,
+        seed: int | None = None,
     ) -> None:
         self.catalog = catalog
+        # Names and ids drawn from the run's seed: the same seed writes the same files (and gives
+        # the same verdicts, where an order of names matters); without one, random ones.
+        self._random = random.Random(seed) if seed is not None else None
         self.storage = storage
         self.inline = inline
         self.clock = clock or wall_clock_ms
@@ -100,7 +105,12 @@ class ReferenceClient(PathAccess):
 
     def _txn_id(self) -> str | None:
         """RFC "Commit Provenance Information": a unique txnId per commit."""
-        return str(uuid.uuid4())
+        return self._uuid()
+
+    def _uuid(self) -> str:
+        if self._random is None:
+            return str(uuid.uuid4())
+        return str(uuid.UUID(int=self._random.getrandbits(128), version=4))
 
     def _encode(self, actions: list[Action]) -> bytes:
         """Staged and inline commits use the published Delta file format (NDJSON)."""
@@ -110,7 +120,7 @@ class ReferenceClient(PathAccess):
 
     def _staged_uri(self, location: str, version: int) -> str:
         """RFC "Delta Log Entries": _staged_commits/<20-digit version>.<uuid>.json."""
-        return staged_uri(location, version, str(uuid.uuid4()))
+        return staged_uri(location, version, self._uuid())
 
     def _stage(self, location: str, version: int, content: bytes, previous: str | None) -> str:
         """Write a NEW staged file for every attempt: a staged file is tied to its version (RFC note)."""
@@ -167,7 +177,9 @@ class ReferenceClient(PathAccess):
 
     def append(self, name: str, rows: Sequence[Row]) -> int:
         table = self._table(name)
-        add = write_data_file(self.storage, table.location, rows, modification_time=wall_clock_ms())
+        add = write_data_file(
+            self.storage, table.location, rows, modification_time=wall_clock_ms(), file_id=self._uuid()
+        )
         return self._commit(table, "WRITE", lambda snap: [add])
 
     def delete(self, name: str, ids: Sequence[int]) -> int:
@@ -256,7 +268,9 @@ class ReferenceClient(PathAccess):
             return []
         # File times are plain wall-clock times; only in-commit timestamps use ``clock``.
         now = wall_clock_ms()
-        replacement = [write_data_file(self.storage, location, keep, modification_time=now)] if keep else []
+        replacement = (
+            [write_data_file(self.storage, location, keep, modification_time=now, file_id=self._uuid())] if keep else []
+        )
         return [act.remove_action(add, now), *replacement]
 
     def _commit(self, table: TableInfo, operation: str, build: Builder) -> int:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from conformance.targets.contract import Storage
+from conformance.contract.delta import Storage
 from reference_impl.delta.actions import Action, add_action
 
 Row = dict[str, object]

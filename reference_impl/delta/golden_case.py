@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conformance.targets.contract import RatifiedCommit, Storage
+from conformance.contract.delta import RatifiedCommit, Storage
 from reference_impl.delta.log_paths import staged_dir
 
 

@@ -1,4 +1,4 @@
-"""Path-based access (``conformance/targets/path_contract.py``), as the reference client does it.
+"""Path-based access (``conformance/contract/path_access.py``), as the reference client does it.
 
 Given only a table's location, the client reads the table's protocol from the published log
 (``_delta_log/<v>.json`` and checkpoints: all there is without a catalog) and refuses a table
@@ -24,7 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from conformance.targets.contract import Storage
+from conformance.contract.delta import Storage
 from reference_impl.delta import actions as act
 from reference_impl.delta.checkpoint import read_checkpoint
 from reference_impl.delta.data_files import Row, write_data_file

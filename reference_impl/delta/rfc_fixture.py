@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from conformance.targets.contract import RatifiedCommit
+from conformance.contract.delta import RatifiedCommit
 from reference_impl.delta import actions as act
 from reference_impl.delta.actions import Action
 from reference_impl.delta.checkpoint import encode_checkpoint

@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from conformance.targets.contract import Catalog, FileInfo, GetCommitsResponse, RatifiedCommit, Storage
+from conformance.contract.delta import Catalog, FileInfo, GetCommitsResponse, RatifiedCommit, Storage
 from reference_impl.delta.actions import Action, commit_info, decode_commit, in_commit_timestamp
 from reference_impl.delta.checkpoint import read_checkpoint
 from reference_impl.delta.data_files import Row, read_data_file, row_id

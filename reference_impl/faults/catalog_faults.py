@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from conformance.targets.contract import (
+from conformance.contract.delta import (
     CommitConflict,
     CommitRejected,
     MaintenancePolicy,

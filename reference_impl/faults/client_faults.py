@@ -8,7 +8,7 @@ import json
 import uuid
 from dataclasses import replace
 
-from conformance.targets.contract import (
+from conformance.contract.delta import (
     FileInfo,
     GetCommitsResponse,
     MaintenanceOp,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import ClassVar
 
+from conformance.contract.target import TargetEnv
 from conformance.model.iceberg import CORRECTED, NONE, SPARK, Preset, Validations
-from conformance.targets.target import TargetEnv
 from reference_impl.faults.registry import fault
 from reference_impl.iceberg import ModelEngine
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conformance.contract.iceberg import CommitResult, Operation, TableRead, TableSetup
 from conformance.model.iceberg import CORRECTED, IcebergModel, Preset, Step, World
-from conformance.targets.iceberg_contract import CommitResult, Operation, TableRead, TableSetup
 
 PREPARING = frozenset({Step.READ_DATA_FILES, Step.WRITE_DATA_FILES, Step.WRITE_METADATA_FILES})
 DONE = frozenset({Step.COMMITTED, Step.ABORTED})

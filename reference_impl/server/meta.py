@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.targets.contract import RatifiedCommit
+from conformance.contract.delta import RatifiedCommit
 from reference_impl.catalog.store import CatalogStore, TableRow
 
 _SCHEMA = (

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from conformance.targets.contract import (
+from conformance.contract.delta import (
     CommitConflict,
     CommitRejected,
     InvalidRequest,

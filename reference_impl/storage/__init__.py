@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from conformance.targets.contract import FileInfo, Storage
+from conformance.contract.delta import FileInfo, Storage
 from reference_impl.storage.local import LocalStorage
 from reference_impl.storage.s3 import S3Settings, S3Storage
 

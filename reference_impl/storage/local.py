@@ -12,7 +12,7 @@ import os
 import uuid
 from pathlib import Path
 
-from conformance.targets.contract import FileInfo
+from conformance.contract.delta import FileInfo
 
 SCHEME = "file://"
 # Temp files start with this; ``list`` never reports them.

@@ -7,31 +7,23 @@ object store itself decides which of several racing writers wins.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import boto3
 from botocore.exceptions import ClientError
 
-from conformance.targets.contract import FileInfo
+from conformance.contract.delta import FileInfo
+from conformance.contract.target import S3Settings
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
+
+__all__ = ["S3Settings", "S3Storage", "split_uri"]
 
 SCHEME = "s3://"
 # 412: the key exists; 409: a concurrent conditional write on the key is in flight.
 _EXISTS_CODES = {"PreconditionFailed", "ConditionalRequestConflict"}
 _MISSING_CODES = {"NoSuchKey", "NotFound", "404"}
-
-
-@dataclass(frozen=True)
-class S3Settings:
-    """How to reach an S3-compatible store; what a client in another process (a JVM) needs as well."""
-
-    endpoint_url: str
-    region: str = "us-east-1"
-    access_key_id: str | None = None
-    secret_access_key: str | None = None
 
 
 def split_uri(uri: str) -> tuple[str, str]:

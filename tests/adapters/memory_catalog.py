@@ -1,6 +1,8 @@
 """An independent, thread-safe, in-memory managing catalog for catalog-managed Delta tables.
 
 A lakecert *catalog* target, written from docs/certify.md and the catalogManaged RFC only.
+It deliberately imports the contract through the pre-0.2 paths (``conformance.targets.*``), which
+stay as re-export shims for one release: this adapter is the proof that old adapters still load.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from conformance.targets.contract import Catalog, StagingTable, Storage, TableInfo
+from conformance.contract.delta import Catalog, StagingTable, Storage, TableInfo
 from reference_impl.delta import actions as A
 from reference_impl.delta import log_paths as P
 from reference_impl.delta.data_files import write_data_file

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from conformance.contract.delta import Storage
 from conformance.observe.transcript import Event, Transcript
-from conformance.targets.contract import Storage
 from reference_impl.delta.actions import Action, InvalidCommitError, decode_commit
 from reference_impl.delta.log_paths import LogFile, delta_uri, parse_log_name
 

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import cast
 
 import pytest
 
+from conformance.contract.iceberg import IcebergEngine
+from conformance.contract.target import declared_iceberg_budget, make_engine
 from conformance.run_context import RunContext
-from conformance.targets.iceberg_contract import EngineTarget, IcebergEngine
 
 
 @pytest.fixture(scope="session")
 def engine(lakecert: RunContext) -> Iterator[IcebergEngine]:
     """The target's engine (side ``engine``), shared by every check; tables are per check."""
-    if not callable(getattr(lakecert.target, "make_engine", None)):
-        raise RuntimeError(f"target {lakecert.target.name} has no make_engine(env) for profile iceberg-row-delta")
-    built = cast(EngineTarget, lakecert.target).make_engine(lakecert.env)
+    built = make_engine(lakecert.target, lakecert.env)
     yield built
     built.close()
 
@@ -25,17 +23,15 @@ EXHAUSTIVE_CHECKS = ("test_every_two_operation_schedule", "test_generated_schedu
 
 
 def iceberg_budget(ctx: RunContext) -> dict[str, object]:
-    """The configured budget, with "auto" resolved from the target (``iceberg_budget`` attribute)."""
-    own = getattr(ctx.target, "iceberg_budget", {"matrix": "full", "exhaustive": True})
-    asked = ctx.config.data["iceberg"]
+    """The configured budget, with "auto" resolved from the target (its optional ``iceberg_budget``)."""
+    own = declared_iceberg_budget(ctx.target)
+    asked = ctx.config.settings.iceberg.model_dump()
     return {k: own[k] if asked[k] == "auto" else asked[k] for k in ("matrix", "exhaustive")}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselect the Iceberg checks outside the budget (they are not run, not skipped)."""
-    from conformance.plugin import CTX_KEY
-
-    budget = iceberg_budget(config.stash[CTX_KEY])
+    budget = iceberg_budget(RunContext.of(config))
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
     for item in items:

@@ -6,17 +6,19 @@ which version, what every version holds) and asks the history checker whether th
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import allure
 
 from conformance.checks.iceberg.scenarios import Scenario
+from conformance.contract.iceberg import HeldCommit, IcebergEngine, NotSupported, TableSetup
 from conformance.history import Anomaly, History, OpRecord, ReadRecord, ScheduleStep, check
 from conformance.observe.transcript import Transcript
-from conformance.report.outcomes import Violation, not_applicable
+from conformance.report.outcomes import not_applicable
 from conformance.schedules.enumerate import HeldSchedule
-from conformance.targets.iceberg_contract import HeldCommit, IcebergEngine, NotSupported, TableSetup
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def record(transcript: Transcript, finding: Finding) -> None:
 
 def run_check(engine: IcebergEngine, table: str, setup: TableSetup, scenario: Scenario, transcript: Transcript) -> None:
     """The body of a check: NOT_APPLICABLE when the engine refuses the table configuration,
-    a ``Violation`` of the scenario's requirement when the checker finds one of its anomalies."""
+    a failure of the check's requirement when the checker finds one of the scenario's anomalies."""
     try:
         finding = first_finding(engine, table, setup, scenario)
     except NotSupported as e:
@@ -103,4 +105,23 @@ def run_check(engine: IcebergEngine, table: str, setup: TableSetup, scenario: Sc
         not_applicable(f"the engine does not write tables with {setup.describe()}: {e}")
     if finding is not None:
         record(transcript, finding)
-        raise Violation(scenario.requirement, finding.anomaly.report())
+        raise AssertionError(finding.anomaly.report())
+
+
+def scenarios_by_requirement() -> list[tuple[str, Scenario]]:
+    """Every scenario the Iceberg checks run, with the requirement its check module is marked with.
+
+    For lakecert's own tests (each fault caught by what it breaks) without writing the IDs again."""
+    import conformance.checks.iceberg as package
+
+    found: list[tuple[str, Scenario]] = []
+    for info in pkgutil.iter_modules(package.__path__):
+        if not info.name.startswith("test_"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        marks = list(getattr(module, "pytestmark", [])) + [
+            m for fn in vars(module).values() if callable(fn) for m in getattr(fn, "pytestmark", [])
+        ]
+        (rid,) = {a for m in marks if m.name == "req" for a in m.args}  # one rule per Iceberg check module
+        found += [(rid, v) for v in vars(module).values() if isinstance(v, Scenario)]
+    return found

@@ -10,9 +10,9 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from conformance.contract.iceberg import Isolation, Mode, Operation, OpKind, Row, TableSetup
 from conformance.history import AnomalyKind, SerialOrder
 from conformance.schedules.enumerate import HeldSchedule, held_schedules, pairs
-from conformance.targets.iceberg_contract import Isolation, Mode, Operation, OpKind, Row, TableSetup
 
 DATA_FILES: tuple[tuple[Row, ...], ...] = (
     (("jack", "red", "A"), ("jill", "red", "A")),
@@ -52,12 +52,15 @@ ALL_KINDS = frozenset(AnomalyKind)
 
 @dataclass(frozen=True)
 class Scenario:
-    """Schedules to run and which anomalies of the checker break ``requirement``."""
+    """Schedules to run, and which anomalies of the checker break the rule of the check that runs them.
 
-    requirement: str
+    The rule itself is named once, by the check's ``req`` mark; ``configs`` are the table
+    configurations the check is parametrized with."""
+
     schedules: tuple[HeldSchedule, ...]
     kinds: frozenset[AnomalyKind]
     order: SerialOrder = SerialOrder.ANY
+    configs: tuple[TableSetup, ...] = CONFIGS
 
 
 def race(first: Operation, second: Operation) -> HeldSchedule:
@@ -72,39 +75,32 @@ def _one_insert(a: Operation, b: Operation) -> bool:
 MENU = (UPDATE_JACK_COLOR, UPDATE_JACK_LABEL, DELETE_JACK, DELETE_JILL, INSERT_LEE, COMPACT_ALL)
 EVERY_PAIR = tuple(s for a, b in pairs(MENU, _one_insert) for s in held_schedules((a, b)))
 
-UPDATE_THEN_DELETE = Scenario(
-    "ICE-NO-RESURRECTION", (race(UPDATE_JACK_COLOR, DELETE_JACK),), frozenset({AnomalyKind.RESURRECTED_ROW})
-)
-DELETE_THEN_UPDATE = Scenario(
-    "ICE-NO-RESURRECTION", (race(DELETE_JACK, UPDATE_JACK_COLOR),), frozenset({AnomalyKind.RESURRECTED_ROW})
-)
+UPDATE_THEN_DELETE = Scenario((race(UPDATE_JACK_COLOR, DELETE_JACK),), frozenset({AnomalyKind.RESURRECTED_ROW}))
+DELETE_THEN_UPDATE = Scenario((race(DELETE_JACK, UPDATE_JACK_COLOR),), frozenset({AnomalyKind.RESURRECTED_ROW}))
 DELETES_IN_ONE_FILE = Scenario(
-    "ICE-NO-RESURRECTION",
     (race(DELETE_JACK, DELETE_JILL), race(DELETE_JACK, DELETE_JACK)),
     frozenset({AnomalyKind.RESURRECTED_ROW}),
 )
 CONCURRENT_UPDATES = Scenario(
-    "ICE-NO-DUPLICATE-ROW",
     (race(UPDATE_JACK_COLOR, UPDATE_JACK_LABEL), race(UPDATE_JACK_LABEL, UPDATE_JACK_COLOR)),
     frozenset({AnomalyKind.DUPLICATE_ROW}),
 )
-DELETE_THEN_COMPACTION = Scenario("ICE-COMPACTION-PRESERVES-ROWS", (race(DELETE_JACK, COMPACT_ALL),), ROW_KINDS)
-COMPACTION_THEN_DELETE = Scenario("ICE-COMPACTION-PRESERVES-ROWS", (race(COMPACT_ALL, DELETE_JACK),), ROW_KINDS)
-UPDATE_THEN_COMPACTION = Scenario("ICE-COMPACTION-PRESERVES-ROWS", (race(UPDATE_JACK_COLOR, COMPACT_ALL),), ROW_KINDS)
+DELETE_THEN_COMPACTION = Scenario((race(DELETE_JACK, COMPACT_ALL),), ROW_KINDS)
+COMPACTION_THEN_DELETE = Scenario((race(COMPACT_ALL, DELETE_JACK),), ROW_KINDS)
+UPDATE_THEN_COMPACTION = Scenario((race(UPDATE_JACK_COLOR, COMPACT_ALL),), ROW_KINDS)
 DELETE_MISSES_INSERT = Scenario(
-    "ICE-SERIALIZABLE-COMMIT-ORDER",
     (race(INSERT_LEE, DELETE_LEE),),
     frozenset({AnomalyKind.NOT_COMMIT_ORDER}),
     SerialOrder.COMMIT,
+    SERIALIZABLE_CONFIGS,
 )
 UPDATE_MISSES_INSERT = Scenario(
-    "ICE-SERIALIZABLE-COMMIT-ORDER",
     (race(INSERT_LEE, UPDATE_LEE),),
     frozenset({AnomalyKind.NOT_COMMIT_ORDER}),
     SerialOrder.COMMIT,
+    SERIALIZABLE_CONFIGS,
 )
 CONFLICTS_ABORT_CLEANLY = Scenario(
-    "ICE-ABORT-LEAVES-NO-TRACE",
     tuple(
         s
         for a, b in ((UPDATE_JACK_COLOR, UPDATE_JACK_LABEL), (UPDATE_JACK_COLOR, DELETE_JACK))
@@ -113,24 +109,11 @@ CONFLICTS_ABORT_CLEANLY = Scenario(
     frozenset({AnomalyKind.ABORTED_WRITE_VISIBLE, AnomalyKind.ORPHAN_VERSION}),
 )
 COMMITS_GET_OWN_VERSIONS = Scenario(
-    "ICE-ONE-VERSION-PER-COMMIT",
-    (race(INSERT_LEE, INSERT_MAX), race(UPDATE_JACK_COLOR, INSERT_LEE), race(DELETE_JILL, UPDATE_JACK_COLOR)),
+    (
+        race(INSERT_LEE, INSERT_MAX),
+        race(UPDATE_JACK_COLOR, INSERT_LEE),
+        race(DELETE_JILL, UPDATE_JACK_COLOR),
+    ),
     frozenset({AnomalyKind.VERSION_REUSED}),
 )
-EVERY_TWO_OPERATION_SCHEDULE = Scenario("ICE-SERIALIZABLE-READS", EVERY_PAIR, ALL_KINDS)
-
-# (scenario, the configurations it runs on), for lakecert's own tests of the checks
-ALL_SCENARIOS: tuple[tuple[Scenario, tuple[TableSetup, ...]], ...] = (
-    (UPDATE_THEN_DELETE, CONFIGS),
-    (DELETE_THEN_UPDATE, CONFIGS),
-    (DELETES_IN_ONE_FILE, CONFIGS),
-    (CONCURRENT_UPDATES, CONFIGS),
-    (DELETE_THEN_COMPACTION, CONFIGS),
-    (COMPACTION_THEN_DELETE, CONFIGS),
-    (UPDATE_THEN_COMPACTION, CONFIGS),
-    (DELETE_MISSES_INSERT, SERIALIZABLE_CONFIGS),
-    (UPDATE_MISSES_INSERT, SERIALIZABLE_CONFIGS),
-    (CONFLICTS_ABORT_CLEANLY, CONFIGS),
-    (COMMITS_GET_OWN_VERSIONS, CONFIGS),
-    (EVERY_TWO_OPERATION_SCHEDULE, CONFIGS),
-)
+EVERY_TWO_OPERATION_SCHEDULE = Scenario(EVERY_PAIR, ALL_KINDS)

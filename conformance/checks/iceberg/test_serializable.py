@@ -11,8 +11,8 @@ from conformance.checks.iceberg.scenarios import (
     UPDATE_MISSES_INSERT,
     config_id,
 )
+from conformance.contract.iceberg import IcebergEngine, TableSetup
 from conformance.observe.transcript import Transcript
-from conformance.targets.iceberg_contract import IcebergEngine, TableSetup
 
 pytestmark = [
     pytest.mark.req("ICE-SERIALIZABLE-COMMIT-ORDER"),

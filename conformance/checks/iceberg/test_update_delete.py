@@ -13,8 +13,8 @@ from conformance.checks.iceberg.scenarios import (
     UPDATE_THEN_DELETE,
     config_id,
 )
+from conformance.contract.iceberg import IcebergEngine, TableSetup
 from conformance.observe.transcript import Transcript
-from conformance.targets.iceberg_contract import IcebergEngine, TableSetup
 
 pytestmark = [pytest.mark.req("ICE-NO-RESURRECTION"), pytest.mark.parametrize("setup", CONFIGS, ids=config_id)]
 

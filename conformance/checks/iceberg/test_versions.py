@@ -6,8 +6,8 @@ import pytest
 
 from conformance.checks.iceberg.harness import run_check
 from conformance.checks.iceberg.scenarios import COMMITS_GET_OWN_VERSIONS, CONFIGS, config_id
+from conformance.contract.iceberg import IcebergEngine, TableSetup
 from conformance.observe.transcript import Transcript
-from conformance.targets.iceberg_contract import IcebergEngine, TableSetup
 
 
 @pytest.mark.req("ICE-ONE-VERSION-PER-COMMIT")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conformance.contract.iceberg import Operation, OpKind
 from conformance.model.iceberg.model import IcebergModel
 from conformance.model.iceberg.world import World
 from conformance.model.iceberg.writer import Step
-from conformance.targets.iceberg_contract import Operation, OpKind
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.targets.iceberg_contract import Row
+from conformance.contract.iceberg import Row
 
 Position = tuple[str, int]  # (data file name, row position in it)
 

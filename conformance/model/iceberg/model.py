@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from conformance.contract.iceberg import Operation, OpKind, TableSetup
 from conformance.history.events import OpRecord
 from conformance.model.iceberg.presets import CORRECTED, Preset
 from conformance.model.iceberg.rewrite import write_files
@@ -17,7 +18,6 @@ from conformance.model.iceberg.snapshot import Metadata, Snapshot
 from conformance.model.iceberg.validation import validate
 from conformance.model.iceberg.world import World, collect_garbage, initial_world
 from conformance.model.iceberg.writer import Step, Writer
-from conformance.targets.iceberg_contract import Operation, OpKind, TableSetup
 
 
 @dataclass(frozen=True)

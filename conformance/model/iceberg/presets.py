@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from conformance.contract.iceberg import Mode, OpKind
 from conformance.model.iceberg.validation import ALL, NONE, Validations
-from conformance.targets.iceberg_contract import Mode, OpKind
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from conformance.contract.iceberg import Mode, OpKind, Row, TableSetup
 from conformance.history.serial import full_row, set_values
 from conformance.model.iceberg.files import DataFile, DeleteFile, Position
 from conformance.model.iceberg.snapshot import EMPTY, Snapshot, SnapshotOp
 from conformance.model.iceberg.store import ObjectStore, Stored
 from conformance.model.iceberg.writer import Writer, Written
-from conformance.targets.iceberg_contract import Mode, OpKind, Row, TableSetup
 
 Hit = tuple[Position, Row]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+from conformance.contract.iceberg import Row
 from conformance.model.iceberg.files import DataFile, DeleteFile, Position
 from conformance.model.iceberg.snapshot import Metadata, Snapshot
-from conformance.targets.iceberg_contract import Row
 
 Stored = DataFile | DeleteFile | Metadata
 

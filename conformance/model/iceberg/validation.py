@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conformance.contract.iceberg import Isolation, Operation, TableSetup
 from conformance.model.iceberg.snapshot import Metadata, SnapshotOp
 from conformance.model.iceberg.store import ObjectStore
 from conformance.model.iceberg.writer import Written
-from conformance.targets.iceberg_contract import Isolation, Operation, TableSetup
 
 
 @dataclass(frozen=True)

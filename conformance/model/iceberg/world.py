@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from conformance.contract.iceberg import Row
 from conformance.history.events import OpRecord
 from conformance.model.iceberg.catalog import Catalog
 from conformance.model.iceberg.files import DataFile
 from conformance.model.iceberg.snapshot import EMPTY, Metadata, Snapshot, SnapshotOp
 from conformance.model.iceberg.store import ObjectStore
 from conformance.model.iceberg.writer import Writer
-from conformance.targets.iceberg_contract import Row
 
 
 @dataclass(frozen=True)

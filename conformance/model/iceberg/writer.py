@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from conformance.contract.iceberg import Operation, Row
 from conformance.model.iceberg.files import Position
 from conformance.model.iceberg.snapshot import EMPTY, SnapshotOp
-from conformance.targets.iceberg_contract import Operation, Row
 
 
 class Step(StrEnum):

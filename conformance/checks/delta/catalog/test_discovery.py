@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, version0
+from conformance.contract.delta import MaintenancePolicy
 from conformance.observe.recording import RecordingCatalog
-from conformance.targets.contract import MaintenancePolicy
 from reference_impl.delta.log_paths import delta_uri
 
 KNOWN_OPS = {"checkpoint", "log_compaction", "checksum", "metadata_cleanup", "vacuum"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, ict_of
+from conformance.contract.delta import CommitConflict
 from conformance.observe.recording import RecordingCatalog
-from conformance.targets.contract import CommitConflict
 
 
 @pytest.mark.req("CAT-LIST-ASCENDING")

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from conformance.checks.delta.builders import CatalogDriver, ict_of
+from conformance.contract.delta import CatalogError, CommitConflict
 from conformance.model.catalog_model import CatalogModel
 from conformance.observe.recording import RecordingCatalog
 from conformance.report.outcomes import Violation
 from conformance.run_context import RunContext
 from conformance.schedules.generated import run_machine
-from conformance.targets.contract import CatalogError, CommitConflict
 
 CLIENTS = 3
 
@@ -92,4 +92,4 @@ def machine(catalog: RecordingCatalog, driver: CatalogDriver, name: str) -> type
 def test_random_schedules_match_the_model(
     lakecert: RunContext, catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, seed: int
 ) -> None:
-    run_machine(machine(catalog, driver, table_name), seed, lakecert.config.data["model"])
+    run_machine(machine(catalog, driver, table_name), seed, lakecert.config.settings.model)

@@ -7,11 +7,11 @@ from functools import partial
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, ict_of
+from conformance.contract.delta import CatalogError, CommitConflict
 from conformance.observe.recording import RecordingCatalog
 from conformance.observe.transcript import Transcript
 from conformance.run_context import RunContext
 from conformance.schedules.race import race
-from conformance.targets.contract import CatalogError, CommitConflict
 
 
 @pytest.mark.req("CAT-RATIFY-SEQUENTIAL")
@@ -59,8 +59,8 @@ def test_concurrent_proposals_have_one_winner(
     transcript: Transcript,
 ) -> None:
     table = driver.new_table(table_name)
-    proposers = lakecert.config.data["race"]["proposers"]
-    for round_no in range(lakecert.config.data["race"]["repeats"]):
+    proposers = lakecert.config.settings.race.proposers
+    for round_no in range(lakecert.config.settings.race.repeats):
         version = round_no + 1
         staged = [driver.stage(table, version) for _ in range(proposers)]
         propose = partial(catalog.commit, table.table_id, version, in_commit_timestamp=ict_of(version))

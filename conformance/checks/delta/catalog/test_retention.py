@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of
+from conformance.contract.delta import NotSupported
 from conformance.observe.recording import RecordingCatalog
 from conformance.report.outcomes import not_applicable
-from conformance.targets.contract import NotSupported
 
 
 @pytest.mark.req("CAT-RETAIN-UNPUBLISHED")

@@ -16,10 +16,10 @@ import pytest
 
 from conformance.checks.delta.builders import expected_rows
 from conformance.checks.delta.evidence import Attempt, attempt
+from conformance.contract.delta import Storage, TableInfo
+from conformance.contract.path_access import PathClient
 from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript
-from conformance.targets.contract import Storage, TableInfo
-from conformance.targets.path_contract import PathClient
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.client import ReferenceClient
 from reference_impl.delta.log_paths import log_dir

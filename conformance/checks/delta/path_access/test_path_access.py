@@ -20,10 +20,10 @@ from conformance.checks.delta.path_access.conftest import (
     changes,
     snapshot_files,
 )
+from conformance.contract.delta import Storage
+from conformance.contract.path_access import PathClient
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import not_applicable
-from conformance.targets.contract import Storage
-from conformance.targets.path_contract import PathClient
 from reference_impl.delta.log_paths import log_dir
 
 

@@ -85,4 +85,4 @@ def test_random_sequences_read_what_was_written(
     lakecert: RunContext, client: RecordingClient, client_factory: Any, table_name: str, seed: int
 ) -> None:
     clients = [client] + [client_factory() for _ in range(CLIENTS - 1)]
-    run_machine(machine(clients, table_name), seed, lakecert.config.data["model"])
+    run_machine(machine(clients, table_name), seed, lakecert.config.settings.model)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conformance.checks.delta.builders import LogBuilder
-from conformance.fixtures_dir import fixtures_dir
+from conformance.fixtures_dir import fixture_case
 from conformance.observe.recording import RecordingClient
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.golden_case import catalog_state, copy_table
@@ -17,7 +17,7 @@ from reference_impl.delta.golden_case import catalog_state, copy_table
 def test_reader_builds_version_9_of_the_worked_example(
     client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
 ) -> None:
-    case = fixtures_dir() / "rfc-worked-example"
+    case = fixture_case("rfc-worked-example")
     copy_table(case, seeded.storage, seeded.location)
     state, commits = catalog_state(case, seeded.location)
     ref_admin.import_table(

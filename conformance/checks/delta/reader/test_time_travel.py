@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.builders import LogBuilder, expected_rows, ict_of, version0
+from conformance.contract.delta import RatifiedCommit
 from conformance.observe.recording import RecordingClient
-from conformance.targets.contract import RatifiedCommit
 from reference_impl.catalog.catalog import ReferenceCatalog
 
 

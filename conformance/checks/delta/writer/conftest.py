@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import pytest
 
 from conformance.checks.delta.evidence import ratified_content, table_commits
+from conformance.contract.delta import Storage, TableInfo
 from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript
-from conformance.targets.contract import Storage, TableInfo
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.actions import Action
 

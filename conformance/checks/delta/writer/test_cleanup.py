@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.evidence import log_files
+from conformance.contract.delta import NotSupported, Storage
 from conformance.observe.recording import RecordingClient
 from conformance.report.outcomes import not_applicable
-from conformance.targets.contract import NotSupported, Storage
 from reference_impl.delta.client import ReferenceClient
 from reference_impl.delta.log_paths import LogFile
 

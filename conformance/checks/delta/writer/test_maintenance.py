@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.evidence import attempt, client_deletes, client_writes
+from conformance.contract.delta import MaintenancePolicy, NotSupported
 from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import not_applicable
-from conformance.targets.contract import MaintenancePolicy, NotSupported
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.log_paths import delta_uri
 

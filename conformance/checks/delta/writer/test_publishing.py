@@ -6,10 +6,10 @@ import pytest
 
 from conformance.checks.delta.evidence import client_writes, log_files
 from conformance.checks.delta.writer.conftest import WrittenTable
+from conformance.contract.delta import Storage
 from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import not_applicable
-from conformance.targets.contract import Storage
 from reference_impl.delta.log_paths import delta_uri
 
 

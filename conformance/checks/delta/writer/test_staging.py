@@ -7,10 +7,10 @@ import pytest
 from conformance.checks.delta.builders import LogBuilder, version0
 from conformance.checks.delta.evidence import attempt, client_writes, proposals
 from conformance.checks.delta.writer.conftest import WrittenTable
+from conformance.contract.delta import Storage
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import not_applicable
-from conformance.targets.contract import Storage
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.actions import InvalidCommitError, decode_commit
 from reference_impl.delta.client import ReferenceClient

@@ -24,20 +24,22 @@ connection per thread).
 from __future__ import annotations
 
 import base64
-import http.client
-import json
 import threading
 import time
 import uuid
-from collections.abc import Mapping
-from typing import Any, NoReturn
-from urllib.parse import quote, urlsplit
+from typing import Any
+from urllib.parse import quote
 
-from conformance.targets.contract import (
-    Catalog,
-    CommitConflict,
-    CommitRejected,
-    DeltaClient,
+from conformance.adapters.uc.wire import (
+    CATALOG_MANAGED_PROPS,
+    COLUMNS,
+    STAGED_DIR,
+    TABLE_PROPERTIES,
+    UC_TABLE_ID,
+    UCClient,
+    UCServerError,
+)
+from conformance.contract.delta import (
     GetCommitsResponse,
     InvalidRequest,
     MaintenancePolicy,
@@ -46,145 +48,7 @@ from conformance.targets.contract import (
     StagingTable,
     Storage,
     TableInfo,
-    TableNotFound,
 )
-from conformance.targets.target import Kind, Side, TargetEnv
-
-API_PREFIX = "/api/2.1/unity-catalog"
-STAGED_DIR = "/_delta_log/_staged_commits/"
-CATALOG_MANAGED_PROPS = ("delta.feature.catalogManaged", "delta.feature.catalogOwned-preview")
-UC_TABLE_ID = "io.unitycatalog.tableId"
-# The suite's tables: id long, value string (contract.DeltaClient).
-COLUMNS: list[dict[str, Any]] = [
-    {
-        "name": name,
-        "type_text": type_text,
-        "type_name": type_name,
-        "type_json": json.dumps({"name": name, "type": type_text, "nullable": True, "metadata": {}}),
-        "position": i,
-        "nullable": True,
-    }
-    for i, (name, type_text, type_name) in enumerate((("id", "long", "LONG"), ("value", "string", "STRING")))
-]
-# What a catalog-managed table created through UC carries (delta-spark sends these).
-TABLE_PROPERTIES = {
-    "delta.feature.catalogManaged": "supported",
-    "delta.feature.inCommitTimestamp": "supported",
-    "delta.feature.vacuumProtocolCheck": "supported",
-    "delta.enableInCommitTimestamps": "true",
-}
-
-
-class UCServerError(Exception):
-    """The server failed (5xx) or answered something that is not UC's API."""
-
-
-class UCHttpError(Exception):
-    def __init__(self, status: int, body: Any) -> None:
-        super().__init__(f"HTTP {status}: {body}")
-        self.status = status
-        self.body = body
-
-    @property
-    def message(self) -> str:
-        if isinstance(self.body, dict):
-            nested = self.body.get("error")
-            inner: dict[str, Any] = nested if isinstance(nested, dict) else self.body
-            return f"HTTP {self.status} {inner.get('error_code') or inner.get('type') or ''}: {inner.get('message')}"
-        return f"HTTP {self.status}: {self.body!r}"[:500]
-
-    def latest_version(self) -> int | None:
-        """``latest_table_version`` from the ErrorInfo details, when the server says it."""
-        details = self.body.get("details") if isinstance(self.body, dict) else None
-        for detail in details if isinstance(details, list) else []:
-            meta = detail.get("metadata") if isinstance(detail, dict) else None
-            value = meta.get("latest_table_version") if isinstance(meta, dict) else None
-            if isinstance(value, (str, int)) and str(value).lstrip("-").isdigit():
-                return int(value)
-        return None
-
-
-def raise_for(error: UCHttpError) -> NoReturn:
-    msg = error.message
-    if error.status == 409:
-        raise CommitConflict(msg, latest_version=error.latest_version()) from error
-    if error.status == 404:
-        raise TableNotFound(msg) from error
-    if error.status in (403, 429):
-        raise CommitRejected(msg) from error
-    if 400 <= error.status < 500:
-        raise InvalidRequest(msg) from error
-    raise UCServerError(msg) from error
-
-
-class UCClient:
-    """JSON over HTTP(S) to ``<url>/api/2.1/unity-catalog``; one connection per thread."""
-
-    def __init__(self, url: str, token: str | None = None, timeout_s: float = 30.0) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"url must be http(s)://host[:port][/path], not {url!r}")
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname
-        self._port = parts.port
-        path = parts.path.rstrip("/")
-        self._base = path if path.endswith(API_PREFIX) else path + API_PREFIX
-        self._token = token
-        self._timeout = timeout_s
-        self._local = threading.local()
-
-    def _connection(self, fresh: bool) -> tuple[http.client.HTTPConnection, bool]:
-        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
-        reused = conn is not None and not fresh
-        if conn is None or fresh:
-            if conn is not None:
-                conn.close()
-            cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            conn = cls(self._host, self._port, timeout=self._timeout)
-            self._local.conn = conn
-        return conn, reused
-
-    def request(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
-        """The decoded JSON answer of a 2xx; ``UCHttpError`` otherwise."""
-        headers = {"Accept": "application/json"}
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        if self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
-        for attempt in (0, 1):
-            conn, reused = self._connection(fresh=attempt > 0)
-            try:
-                conn.request(method, self._base + path, body=data, headers=headers)
-                resp = conn.getresponse()
-                raw = resp.read()
-                break
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
-                # A keep-alive connection the server had closed: retry once on a new one. Safe for
-                # commits too, since an identical replay of an accepted commit is answered 200.
-                conn.close()
-                self._local.conn = None
-                if attempt or not reused:
-                    raise
-        try:
-            payload = json.loads(raw) if raw else None
-        except ValueError:
-            payload = raw.decode("utf-8", "replace")
-        if not 200 <= resp.status < 300:
-            raise UCHttpError(resp.status, payload)
-        return payload
-
-    def call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
-        try:
-            return self.request(method, path, body)
-        except UCHttpError as e:
-            raise_for(e)
-
-    def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
 
 
 class UCCatalog:
@@ -370,79 +234,3 @@ class UCCatalog:
         if not isinstance(allowed, list):
             raise UCServerError(f"not a maintenance policy: {data!r}")
         return MaintenancePolicy(allowed=frozenset(str(a) for a in allowed))
-
-
-class UCTarget:
-    """A Unity Catalog compatible server (``lakecert serve``, UC OSS, ...) as a catalog target.
-
-    Options (``targets: {uc: {options: {...}}}``): ``url`` (server root), ``token`` (bearer),
-    ``catalog`` and ``schema`` (where test tables are created; they must exist), ``inline_commits``
-    and ``maintenance_policies`` (true/false; default: what the server advertises),
-    ``staging_tables`` (a list of ``{table_id, location}`` created beforehand, for catalogs that
-    cannot create staging tables through the API), ``timeout_s``.
-    """
-
-    name = "uc"
-    kind: Kind = "third-party"
-    sides: frozenset[Side] = frozenset({"catalog"})
-
-    def __init__(
-        self,
-        url: str = "http://127.0.0.1:8080",
-        token: str | None = None,
-        catalog: str = "unity",
-        schema: str = "default",
-        inline_commits: bool | None = None,
-        maintenance_policies: bool | None = None,
-        staging_tables: list[dict[str, str]] | None = None,
-        timeout_s: float = 30.0,
-    ) -> None:
-        self.url = url
-        self._client = UCClient(url, token, timeout_s)
-        self._catalog, self._schema = catalog, schema
-        self._inline, self._policies = inline_commits, maintenance_policies
-        self._staging = None
-        if staging_tables is not None:
-            if not all(isinstance(s, dict) and {"table_id", "location"} <= set(s) for s in staging_tables):
-                raise ValueError("staging_tables: a list of {table_id, location}")
-            self._staging = [StagingTable(str(s["table_id"]), str(s["location"])) for s in staging_tables]
-        self._capabilities: dict[str, Any] | None = None
-
-    def capabilities(self) -> dict[str, Any]:
-        """lakecert's extensions the server advertises; ``{}`` for a plain UC server."""
-        if self._capabilities is None:
-            try:
-                data = self._client.request("GET", "/lakecert/v1/capabilities")
-            except UCHttpError as e:
-                if e.status not in (404, 405):
-                    raise_for(e)
-                data = {}
-            self._capabilities = data if isinstance(data, dict) else {}
-        return self._capabilities
-
-    def version(self) -> str:
-        try:
-            server = self.capabilities().get("server")
-        except Exception:  # the version line must not break a run; the checks will say what is wrong
-            server = None
-        return f"{server or 'Unity Catalog API'} at {self.url}"
-
-    def make_catalog(self, env: TargetEnv) -> Catalog:
-        caps = self.capabilities()
-        inline = bool(caps.get("inline_commits")) if self._inline is None else self._inline
-        policies = bool(caps.get("maintenance_policy")) if self._policies is None else self._policies
-        return UCCatalog(
-            self._client,
-            env.storage,
-            catalog=self._catalog,
-            schema=self._schema,
-            inline_commits=inline,
-            maintenance_policies=policies,
-            staging_tables=self._staging,
-        )
-
-    def make_client(self, catalog: Catalog, env: TargetEnv) -> DeltaClient:
-        raise NotImplementedError("the uc target is a catalog; its client side is not offered")
-
-    def close(self) -> None:
-        self._client.close()

@@ -14,8 +14,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.engines.spark_session import spark_session
-from conformance.targets.iceberg_contract import (
+from conformance.adapters.spark_iceberg.session import spark_session
+from conformance.contract.iceberg import (
     COLUMNS,
     CommitResult,
     NotSupported,
@@ -24,7 +24,7 @@ from conformance.targets.iceberg_contract import (
     TableRead,
     TableSetup,
 )
-from conformance.targets.target import TargetEnv
+from conformance.contract.target import TargetEnv
 from reference_impl.iceberg_rest.controller import Hold, ScheduleTimeout
 from reference_impl.iceberg_rest.fileio import s3_properties
 from reference_impl.iceberg_rest.runner import IcebergRestServer
@@ -111,7 +111,7 @@ class SparkIcebergEngine:
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="spark-writer")
         self._pyiceberg = None
         if second_writer == "pyiceberg":
-            from conformance.engines.pyiceberg_writer import PyIcebergWriter
+            from conformance.adapters.spark_iceberg.pyiceberg_writer import PyIcebergWriter
 
             self._pyiceberg = PyIcebergWriter(self.server.client_properties(), NAMESPACE)
 
@@ -171,7 +171,7 @@ class SparkIcebergEngine:
 
     def _runner(self, table: str, writer: int, op: Operation) -> Callable[[], object]:
         """What writer ``writer`` runs: pyiceberg's part when it is the second writer, else Spark SQL."""
-        from conformance.engines.pyiceberg_writer import PLAYS
+        from conformance.adapters.spark_iceberg.pyiceberg_writer import PLAYS
 
         if self._pyiceberg is not None and writer == 1 and op.kind in PLAYS:
             writer_ = self._pyiceberg

@@ -17,7 +17,12 @@ SPARK_VERSION = "4.1.4"
 ICEBERG_VERSION = "1.11.0"
 ICEBERG_RUNTIME = f"iceberg-spark-runtime-4.1_2.13-{ICEBERG_VERSION}.jar"
 ICEBERG_AWS = f"iceberg-aws-bundle-{ICEBERG_VERSION}.jar"  # S3FileIO and the AWS SDK it runs on
-JARS_DIR = Path(os.environ.get("LAKECERT_JARS") or Path(__file__).resolve().parents[2] / ".cache" / "jars")
+DEFAULT_JARS = Path(__file__).resolve().parents[3] / ".cache" / "jars"  # `make setup` puts them in the checkout
+
+
+def jars_dir() -> Path:
+    """``LAKECERT_JARS`` (the run exports its ``paths.jars`` there), else the checkout's ``.cache/jars``."""
+    return Path(os.environ.get("LAKECERT_JARS") or DEFAULT_JARS)
 
 _lock = threading.Lock()
 _session: Any = None
@@ -28,7 +33,7 @@ class SparkUnavailable(RuntimeError):
 
 
 def iceberg_jars() -> list[Path]:
-    jars = [JARS_DIR / ICEBERG_RUNTIME, JARS_DIR / ICEBERG_AWS]
+    jars = [jars_dir() / ICEBERG_RUNTIME, jars_dir() / ICEBERG_AWS]
     if missing := [str(j) for j in jars if not j.exists()]:
         raise SparkUnavailable(f"{', '.join(missing)} missing; run `make setup` (or set LAKECERT_JARS)")
     return jars

@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 from pyiceberg.catalog import load_catalog
 
-from conformance.targets.iceberg_contract import COLUMNS, Operation, OpKind
+from conformance.contract.iceberg import COLUMNS, Operation, OpKind
 
 SCHEMA = pa.schema([pa.field(c, pa.string()) for c in COLUMNS])
 PLAYS = (OpKind.INSERT, OpKind.DELETE)

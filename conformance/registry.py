@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from importlib.metadata import entry_points
 from typing import Any
 
-from conformance.targets.config import Config, ConfigError
-from conformance.targets.reference import ReferenceTarget
-from conformance.targets.target import Target
+from conformance.config import Config, ConfigError
+from conformance.contract.target import Target
 from reference_impl.faults.registry import all_faults
+from reference_impl.target import ReferenceTarget
 
 ENTRY_POINT_GROUP = "lakecert.targets"
 # Built-in adapters for other systems, configured like third-party ones (`targets: {uc: {options}}`).
 BUILTIN_ADAPTERS = {
-    "uc": "conformance.targets.uc:UCTarget",
-    "spark-iceberg": "conformance.targets.spark_iceberg:SparkIcebergTarget",
-    "spark-pyiceberg": "conformance.targets.spark_iceberg:SparkPyIcebergTarget",
-    "delta-rs": "conformance.targets.path_clients:DeltaRsTarget",
-    "polars": "conformance.targets.path_clients:PolarsTarget",
-    "pyarrow-dataset": "conformance.targets.path_clients:PyArrowDatasetTarget",
+    "uc": "conformance.adapters.uc:UCTarget",
+    "spark-iceberg": "conformance.adapters.spark_iceberg.target:SparkIcebergTarget",
+    "spark-pyiceberg": "conformance.adapters.spark_iceberg.target:SparkPyIcebergTarget",
+    "delta-rs": "conformance.adapters.path_clients:DeltaRsTarget",
+    "polars": "conformance.adapters.path_clients:PolarsTarget",
+    "pyarrow-dataset": "conformance.adapters.path_clients:PyArrowDatasetTarget",
 }
 DESCRIPTIONS = {
     "uc": "any catalog speaking Unity Catalog's Delta commits API (options: url, token)",
@@ -65,8 +66,8 @@ def list_targets(config: Config | None = None) -> list[dict[str, Any]]:
         )
     for name, value in sorted(_third_party_names().items()):
         rows.append({"name": name, "kind": "third-party", "adapter": value})
-    for name, spec in sorted((config.data["targets"] if config else {}).items()):
-        rows.append({"name": name, "kind": "third-party", "adapter": spec.get("adapter")})
+    for name, spec in sorted((config.settings.targets if config else {}).items()):
+        rows.append({"name": name, "kind": "third-party", "adapter": spec.adapter})
     return rows
 
 
@@ -89,22 +90,33 @@ def build_target(name: str, config: Config) -> Target:
         if fault is None:
             raise ConfigError(f"unknown faulty variant {name!r}; see `lakecert targets`")
         return ReferenceTarget(fault)
-    configured = config.data["targets"].get(name)
+    configured = config.settings.targets.get(name)
     if configured is not None or name in BUILTIN_ADAPTERS:
-        configured = configured or {}
-        adapter = configured.get("adapter", BUILTIN_ADAPTERS.get(name)) if isinstance(configured, dict) else None
+        adapter = (configured.adapter if configured else None) or BUILTIN_ADAPTERS.get(name)
         if adapter is None:
             raise ConfigError(f"targets.{name} needs an `adapter: module:Class` entry")
-        cls = _load_class(str(adapter))
-        options = configured.get("options") or {}
+        cls = _load_class(adapter)
+        options = config.target_options(name)
     elif name in _third_party_names():
         cls = _load_class(_third_party_names()[name])
         options = {}
     elif ":" in name:
         cls, options = _load_class(name), {}
     else:
-        raise ConfigError(f"unknown target {name!r}; see `lakecert targets`")
-    target = cls(**options) if options else cls()
+        known = ["reference", *BUILTIN_ADAPTERS, *_third_party_names(), *config.settings.targets]
+        close = difflib.get_close_matches(name, known, n=1)
+        raise ConfigError(
+            f"unknown target {name!r}"
+            + (f" (did you mean {close[0]!r}?)" if close else "")
+            + "; see `lakecert targets`"
+        )
+    try:
+        target = cls(**options)
+    except TypeError as e:
+        # An option the adapter class does not take, or a missing one: the configuration is wrong.
+        raise ConfigError(f"targets.{name}.options do not fit {cls.__module__}.{cls.__name__}: {e}") from None
+    except (ValueError, OSError) as e:
+        raise ConfigError(f"target {name!r} could not be built: {type(e).__name__}: {e}") from None
     if not isinstance(target, Target):
         raise ConfigError(f"{name!r} does not implement the Target protocol (see docs/certify.md)")
     if not target.sides or not target.sides <= {"catalog", "client", "engine"}:

@@ -18,8 +18,8 @@ from importlib.metadata import version as dist_version
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlparse
 
-from conformance.targets.contract import Catalog, NotSupported, ReadResult
-from conformance.targets.target import Kind, Side, TargetEnv
+from conformance.contract.delta import Catalog, NotSupported, ReadResult
+from conformance.contract.target import Kind, Side, TargetEnv
 
 PATH_ACCESS_PROFILE = "delta-cm-path-access"
 Rows = list[dict[str, object]]

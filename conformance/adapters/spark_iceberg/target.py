@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from conformance.engines.spark_session import ICEBERG_VERSION, SPARK_VERSION
-from conformance.targets.target import Kind, Side, TargetEnv
+from conformance.adapters.spark_iceberg.session import ICEBERG_VERSION, SPARK_VERSION
+from conformance.contract.delta import Catalog, DeltaClient, NotSupported
+from conformance.contract.iceberg import IcebergEngine
+from conformance.contract.target import IcebergBudget, Kind, Side, TargetBase, TargetEnv
 
 
-class SparkIcebergTarget:
+class SparkIcebergTarget(TargetBase):
     """Options (``targets: {spark-iceberg: {options: {...}}}``): ``master`` (``spark.master``, default
     ``local[2]``; point it at a cluster for heavy runs) and ``hold_timeout_s`` (how long a commit may
     wait at the catalog, and a writer may take to reach it, before the check ends in ERROR)."""
 
     name = "spark-iceberg"
     # One table per check and seconds per commit: the core matrix, no exhaustive schedules by default.
-    iceberg_budget = {"matrix": "core", "exhaustive": False}
+    iceberg_budget: IcebergBudget | None = {"matrix": "core", "exhaustive": False}
     kind: Kind = "third-party"
     sides: frozenset[Side] = frozenset({"engine"})
 
@@ -26,19 +28,19 @@ class SparkIcebergTarget:
     def version(self) -> str:
         return f"Spark {SPARK_VERSION}, Iceberg {ICEBERG_VERSION}"
 
-    def make_engine(self, env: TargetEnv) -> object:
-        from conformance.engines.spark_iceberg import SparkIcebergEngine  # starts the JVM: only when used
+    def make_engine(self, env: TargetEnv) -> IcebergEngine:
+        from conformance.adapters.spark_iceberg.engine import SparkIcebergEngine  # starts the JVM: only when used
 
         return SparkIcebergEngine(env, self.master, self.hold_timeout_s, self.second_writer)
 
-    def make_catalog(self, env: TargetEnv) -> object:
-        raise NotImplementedError("spark-iceberg has only the engine side")
+    def make_catalog(self, env: TargetEnv) -> Catalog:
+        raise NotSupported("spark-iceberg has only the engine side")
 
-    def make_client(self, catalog: object, env: TargetEnv) -> object:
-        raise NotImplementedError("spark-iceberg has only the engine side")
+    def make_client(self, catalog: Catalog, env: TargetEnv) -> DeltaClient:
+        raise NotSupported("spark-iceberg has only the engine side")
 
     def close(self) -> None:
-        from conformance.engines.spark_session import stop
+        from conformance.adapters.spark_iceberg.session import stop
 
         stop()
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from conformance.targets.contract import Catalog, DeltaClient
-from conformance.targets.iceberg_contract import IcebergEngine
-from conformance.targets.target import Kind, Side, TargetEnv
+from conformance.contract.delta import Catalog, DeltaClient
+from conformance.contract.iceberg import IcebergEngine
+from conformance.contract.target import Kind, Side, TargetEnv
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.client import ReferenceClient
 from reference_impl.faults.registry import Fault
@@ -37,7 +37,7 @@ class ReferenceTarget:
 
     def make_client(self, catalog: Catalog, env: TargetEnv) -> DeltaClient:
         cls = self.fault.cls if self.fault and self.fault.side == "client" else ReferenceClient
-        client = cls(catalog, env.storage)
+        client = cls(catalog, env.storage, seed=env.seed)
         assert isinstance(client, ReferenceClient)
         return client
 

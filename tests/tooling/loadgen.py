@@ -18,8 +18,8 @@ from typing import Any
 
 import httpx
 
-from reference_impl.server.testing import COMMITS, Driver, Table
 from reference_impl.storage.local import LocalStorage
+from tests.tooling.server import COMMITS, Driver, Table
 
 
 @dataclass(frozen=True)

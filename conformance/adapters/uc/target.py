@@ -1,0 +1,101 @@
+"""Built-in target ``uc``: any catalog speaking Unity Catalog's API, judged on the catalog profile."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.adapters.uc.catalog import UCCatalog
+from conformance.adapters.uc.wire import UCClient, UCHttpError, UCServerError, raise_for
+from conformance.contract.delta import (
+    Catalog,
+    DeltaClient,
+    StagingTable,
+)
+from conformance.contract.target import Kind, Side, TargetBase, TargetEnv, TargetUnavailable
+
+
+class UCTarget(TargetBase):
+    """A Unity Catalog compatible server (``lakecert serve``, UC OSS, ...) as a catalog target.
+
+    Options (``targets: {uc: {options: {...}}}``): ``url`` (server root), ``token`` (bearer),
+    ``catalog`` and ``schema`` (where test tables are created; they must exist), ``inline_commits``
+    and ``maintenance_policies`` (true/false; default: what the server advertises),
+    ``staging_tables`` (a list of ``{table_id, location}`` created beforehand, for catalogs that
+    cannot create staging tables through the API), ``timeout_s``.
+    """
+
+    name = "uc"
+    kind: Kind = "third-party"
+    sides: frozenset[Side] = frozenset({"catalog"})
+
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8080",
+        token: str | None = None,
+        catalog: str = "unity",
+        schema: str = "default",
+        inline_commits: bool | None = None,
+        maintenance_policies: bool | None = None,
+        staging_tables: list[dict[str, str]] | None = None,
+        timeout_s: float = 30.0,
+    ) -> None:
+        self.url = url
+        self._client = UCClient(url, token, timeout_s)
+        self._catalog, self._schema = catalog, schema
+        self._inline, self._policies = inline_commits, maintenance_policies
+        self._staging = None
+        if staging_tables is not None:
+            if not all(isinstance(s, dict) and {"table_id", "location"} <= set(s) for s in staging_tables):
+                raise ValueError("staging_tables: a list of {table_id, location}")
+            self._staging = [StagingTable(str(s["table_id"]), str(s["location"])) for s in staging_tables]
+        self._capabilities: dict[str, Any] | None = None
+
+    def capabilities(self) -> dict[str, Any]:
+        """lakecert's extensions the server advertises; ``{}`` for a plain UC server."""
+        if self._capabilities is None:
+            try:
+                data = self._client.request("GET", "/lakecert/v1/capabilities")
+            except UCHttpError as e:
+                if e.status not in (404, 405):
+                    raise_for(e)
+                data = {}
+            self._capabilities = data if isinstance(data, dict) else {}
+        return self._capabilities
+
+    def preflight(self) -> None:
+        """One listing call: the server must answer, and in JSON (any status: 401 says it is there)."""
+        try:
+            self._client.request("GET", "/catalogs?max_results=1")
+        except UCHttpError:
+            return
+        except UCServerError as e:
+            raise TargetUnavailable(f"{self.url} does not speak Unity Catalog's API: {e}") from None
+        except OSError as e:
+            raise TargetUnavailable(f"cannot reach {self.url}: {type(e).__name__}: {e}") from None
+
+    def version(self) -> str:
+        try:
+            server = self.capabilities().get("server")
+        except Exception:  # the version line must not break a run; the checks will say what is wrong
+            server = None
+        return f"{server or 'Unity Catalog API'} at {self.url}"
+
+    def make_catalog(self, env: TargetEnv) -> Catalog:
+        caps = self.capabilities()
+        inline = bool(caps.get("inline_commits")) if self._inline is None else self._inline
+        policies = bool(caps.get("maintenance_policy")) if self._policies is None else self._policies
+        return UCCatalog(
+            self._client,
+            env.storage,
+            catalog=self._catalog,
+            schema=self._schema,
+            inline_commits=inline,
+            maintenance_policies=policies,
+            staging_tables=self._staging,
+        )
+
+    def make_client(self, catalog: Catalog, env: TargetEnv) -> DeltaClient:
+        raise NotImplementedError("the uc target is a catalog; its client side is not offered")
+
+    def close(self) -> None:
+        self._client.close()

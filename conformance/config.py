@@ -1,0 +1,248 @@
+"""The run configuration: one YAML file, overridable from the environment, typed and strict.
+
+Sources, later ones winning: the defaults below, the YAML file (``--config``), then environment
+variables: ``LAKECERT__<key>__<key>=<yaml value>`` for any key (double underscore between levels;
+``-`` and ``_`` in keys are equivalent) and the short forms in ``SHORT_FORMS``. Every level refuses
+unknown keys, and an unknown ``LAKECERT_*`` variable is an error too: a typo never runs silently
+with the default. Errors name the key path and the source that set it. ``lakecert config-schema``
+prints the JSON Schema (docs/config.schema.json).
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, ValidationError
+
+
+class ConfigError(ValueError):
+    """The configuration is unusable; the CLI reports it and exits with 2."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+
+
+class Race(_Strict):
+    """Races of proposals to the catalog (``delta-cm-catalog``)."""
+
+    proposers: PositiveInt = 8
+    repeats: PositiveInt = 5
+
+
+class ModelBudget(_Strict):
+    """Generated schedules (hypothesis state machines and Iceberg generated schedules)."""
+
+    examples: PositiveInt = 20
+    steps: PositiveInt = 20
+
+
+class StorageSettings(_Strict):
+    """Where the run's tables live: a local folder, or an S3 bucket (``endpoint_url`` and ``bucket``)."""
+
+    kind: Literal["local", "s3"] = "local"
+    bucket: str | None = None
+    endpoint_url: str | None = None
+    region: str = "us-east-1"
+    prefix: str = "lakecert"
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+
+
+class IcebergSettings(_Strict):
+    """The Iceberg budget: "full" (16 table configurations) or "core" (8); exhaustive schedules or
+    not; "auto" takes the target's own default (``iceberg_budget``)."""
+
+    matrix: Literal["auto", "full", "core"] = "auto"
+    exhaustive: Literal["auto"] | bool = "auto"
+
+
+class Deadlines(_Strict):
+    """Hang guards, generous by default: a check or a call into the target that takes longer ends
+    the check in ERROR with the stack of the stuck call."""
+
+    call_s: PositiveFloat = 300.0
+    check_s: PositiveFloat = 1800.0
+
+
+class Paths(_Strict):
+    """Files lakecert needs besides its code (defaults: inside the installed package or the checkout)."""
+
+    fixtures: Path | None = None  # the golden tables (``golden/``, ``rfc-worked-example/``)
+    jars: Path | None = None  # the Spark/Iceberg jars ``make setup`` fetches
+
+
+class TargetSpec(_Strict):
+    adapter: str | None = None  # ``package.module:Class``; built-in names need none
+    options: dict[str, Any] = Field(default_factory=dict)  # keyword arguments of the adapter class
+
+
+class Settings(_Strict):
+    target: str = Field(default="reference", min_length=1)
+    profiles: list[str] | None = None  # None: every profile the target has a side for
+    seed: int = 20261122
+    race: Race = Race()
+    model: ModelBudget = ModelBudget()
+    storage: StorageSettings = StorageSettings()
+    iceberg: IcebergSettings = IcebergSettings()
+    deadlines: Deadlines = Deadlines()
+    paths: Paths = Paths()
+    targets: dict[str, TargetSpec] = Field(default_factory=dict)
+
+
+SHORT_FORMS = {
+    "LAKECERT_TARGET": "target",
+    "LAKECERT_SEED": "seed",
+    "LAKECERT_PROFILES": "profiles",
+    "LAKECERT_FIXTURES": "paths__fixtures",
+    "LAKECERT_JARS": "paths__jars",
+}
+# Read by commands outside a run (``lakecert report``), not part of the run's settings.
+OTHER_VARIABLES = {"LAKECERT_ALLURE"}
+SECRET_WORDS = ("token", "secret", "password", "credential", "access_key")
+
+
+@dataclass(frozen=True)
+class Config:
+    settings: Settings
+    source: str  # the file it came from, or "defaults"
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The settings as plain data (for results.json and reproducers)."""
+        dumped: dict[str, Any] = self.settings.model_dump(mode="json")
+        return dumped
+
+    @property
+    def target(self) -> str:
+        return self.settings.target
+
+    @property
+    def seed(self) -> int:
+        return self.settings.seed
+
+    def target_options(self, name: str | None = None) -> dict[str, Any]:
+        spec = self.settings.targets.get(name or self.target)
+        return dict(spec.options) if spec else {}
+
+    def with_overrides(self, **values: Any) -> Config:
+        """A copy with top-level settings replaced (the command line's ``--target``, ``--seed``...)."""
+        given = {k: v for k, v in values.items() if v is not None}
+        if not given:
+            return self
+        data = {**self.settings.model_dump(), **given}
+        return Config(_validate(data, "the command line"), self.source)
+
+    def redacted(self) -> dict[str, Any]:
+        """The configuration with secrets masked, for reports and reproducers."""
+        redacted: dict[str, Any] = _redact(self.data)
+        return redacted
+
+
+def _norm(key: str) -> str:
+    return key.lower().replace("-", "_")
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _set_path(data: dict[str, Any], path: list[str], value: Any, source: str) -> None:
+    node = data
+    for i, part in enumerate(path):
+        key = next((k for k in node if _norm(k) == _norm(part)), _norm(part))
+        if i == len(path) - 1:
+            node[key] = value
+        else:
+            child = node.setdefault(key, {})
+            if child is None:
+                child = node[key] = {}
+            if not isinstance(child, dict):
+                raise ConfigError(f"{source}: {'.'.join(path[: i + 1])} is not a mapping")
+            node = child
+
+
+def _redact(value: Any, key: str = "") -> Any:
+    if isinstance(value, dict):
+        return {k: _redact(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact(v) for v in value]
+    if any(w in _norm(key) for w in SECRET_WORDS) and value not in (None, ""):
+        return "***"
+    return value
+
+
+def _explain(e: ValidationError, source: str) -> str:
+    parts = []
+    for err in e.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        what = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        parts.append(f"{where}: {what}")
+    return f"{source}: " + "; ".join(parts)
+
+
+def _validate(data: Mapping[str, Any], source: str) -> Settings:
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(_explain(e, source)) from None
+
+
+def _env_overrides(env: Mapping[str, str]) -> list[tuple[str, list[str], Any]]:
+    """(variable, key path, value) of every ``LAKECERT`` variable; unknown ones are errors."""
+    found = []
+    for name, raw in sorted(env.items()):
+        if not name.startswith("LAKECERT_") or name in OTHER_VARIABLES:
+            continue
+        if name.startswith("LAKECERT__"):
+            path = name[len("LAKECERT__") :].split("__")
+        elif name in SHORT_FORMS:
+            path = SHORT_FORMS[name].split("__")
+        else:
+            close = difflib.get_close_matches(name, [*SHORT_FORMS, *OTHER_VARIABLES], n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ConfigError(f"unknown environment variable {name}{hint}; nested keys use LAKECERT__<key>__<key>")
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError as e:
+            raise ConfigError(f"{name}: not a YAML value: {e}") from None
+        if path == ["profiles"] and isinstance(value, str):
+            value = [p.strip() for p in value.split(",") if p.strip()]
+        found.append((name, path, value))
+    return found
+
+
+def load_config(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """Defaults, then the YAML file, then environment overrides; each source validated as it lands."""
+    env = os.environ if environ is None else environ
+    data: dict[str, Any] = Settings().model_dump()
+    source = "defaults"
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text()) or {}
+        except (OSError, yaml.YAMLError) as e:
+            raise ConfigError(f"cannot read config {path}: {e}") from e
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"config {path} must be a YAML mapping")
+        source = str(path)
+        _validate(loaded, source)  # errors name the file, before defaults are merged in
+        data = _merge(data, loaded)
+    settings = _validate(data, source)
+    for name, key_path, value in _env_overrides(env):
+        _set_path(data, key_path, value, name)
+        settings = _validate(data, f"environment variable {name}")
+    return Config(settings, source)
+
+
+def json_schema() -> dict[str, Any]:
+    return Settings.model_json_schema()

@@ -1,0 +1,217 @@
+"""The contract between lakecert and a system under test.
+
+Checks only talk to targets through these types. A vendor adapter implements
+``Catalog`` (a catalog target) and/or ``DeltaClient`` (a client target) and
+raises the exceptions below; lakecert never inspects error messages, only the
+exception class and the observable state (RFC "Catalog Responsibilities").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+# ---------------------------------------------------------------- errors
+
+
+class CatalogError(Exception):
+    """Base class of every error a catalog adapter reports."""
+
+
+class CommitConflict(CatalogError):
+    """The proposed version is already ratified (another writer won).
+
+    ``latest_version`` is the catalog's latest ratified version when it says so
+    (RFC "Commit Protocol" encourages it), otherwise ``None``.
+    """
+
+    def __init__(self, message: str = "", latest_version: int | None = None) -> None:
+        super().__init__(message)
+        self.latest_version = latest_version
+
+
+class CommitRejected(CatalogError):
+    """The proposal was refused for a reason other than a lost race (gap, policy, ...)."""
+
+
+class InvalidRequest(CatalogError):
+    """The request was malformed (bad path, unknown table, wrong types)."""
+
+
+class TableNotFound(CatalogError):
+    """No table of that name or id."""
+
+
+class NotSupported(Exception):
+    """The target does not offer this optional capability.
+
+    Raising it is only taken as NOT_APPLICABLE when the check then verifies that
+    nothing observable changed.
+    """
+
+
+# ---------------------------------------------------------------- storage
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    uri: str
+    size: int
+    mtime_ms: int
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """Object storage addressed by absolute URIs (``file:///...``, ``s3://bucket/key``)."""
+
+    def put(self, uri: str, data: bytes, *, if_absent: bool = False) -> None:
+        """Write ``data``; with ``if_absent`` raise ``FileExistsError`` when it exists."""
+
+    def get(self, uri: str) -> bytes:
+        """Read a whole object; ``FileNotFoundError`` when absent."""
+
+    def list(self, prefix_uri: str) -> list[FileInfo]:
+        """Objects directly or indirectly below ``prefix_uri``, sorted by URI."""
+
+    def delete(self, uri: str) -> None:
+        """Remove an object; absent objects are ignored."""
+
+    def exists(self, uri: str) -> bool: ...
+
+
+# ---------------------------------------------------------------- catalog
+
+
+@dataclass(frozen=True)
+class StagingTable:
+    """A unique storage location handed out before a table is registered."""
+
+    table_id: str
+    location: str
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """What name resolution returns (RFC "Table Discovery")."""
+
+    table_id: str
+    name: str
+    location: str
+    catalog_managed: bool
+
+
+@dataclass(frozen=True)
+class RatifiedCommit:
+    """One ratified commit the catalog still stores: staged location or inline content."""
+
+    version: int
+    staged_uri: str | None = None
+    inline_content: bytes | None = None
+    in_commit_timestamp: int | None = None
+
+
+@dataclass(frozen=True)
+class GetCommitsResponse:
+    commits: list[RatifiedCommit]
+    latest_version: int
+
+
+MaintenanceOp = Literal["checkpoint", "log_compaction", "checksum", "metadata_cleanup", "vacuum"]
+
+
+@dataclass(frozen=True)
+class MaintenancePolicy:
+    """Which maintenance operations the catalog allows clients to run on a table."""
+
+    allowed: frozenset[str] = field(
+        default_factory=lambda: frozenset({"checkpoint", "log_compaction", "checksum", "metadata_cleanup", "vacuum"})
+    )
+
+    def allows(self, op: MaintenanceOp) -> bool:
+        return op in self.allowed
+
+
+@runtime_checkable
+class Catalog(Protocol):
+    """A managing catalog for catalog-managed Delta tables."""
+
+    def create_staging_table(self) -> StagingTable:
+        """Phase 1 of table creation: reserve a unique, unnamed location."""
+
+    def register_table(self, name: str, table_id: str) -> TableInfo:
+        """Phase 3: give a staged table (whose version 0 is written) its name."""
+
+    def resolve(self, name: str) -> TableInfo:
+        """Name resolution; ``TableNotFound`` when unknown."""
+
+    def commit(
+        self,
+        table_id: str,
+        version: int,
+        *,
+        staged_uri: str | None = None,
+        inline_content: bytes | None = None,
+        in_commit_timestamp: int | None = None,
+        latest_published_version: int | None = None,
+    ) -> None:
+        """Propose a commit for ``version``: exactly one of ``staged_uri``/``inline_content``.
+
+        Returns when ratified; raises ``CommitConflict`` when ``version`` is taken,
+        ``CommitRejected`` or ``InvalidRequest`` otherwise. ``NotSupported`` for
+        inline commits when the catalog does not host commit content.
+        """
+
+    def get_commits(
+        self, table_id: str, start_version: int | None = None, end_version: int | None = None
+    ) -> GetCommitsResponse:
+        """Ratified commits still stored, in [start, end], and the latest ratified version."""
+
+    def mark_published(self, table_id: str, version: int) -> None:
+        """Record that every version up to ``version`` is published to ``_delta_log``."""
+
+    def maintenance_policy(self, table_id: str) -> MaintenancePolicy:
+        """The catalog's maintenance policy for the table (RFC "Maintenance Operations")."""
+
+
+# ---------------------------------------------------------------- client
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """What a client's read returned: the version it resolved and the rows, sorted by ``id``."""
+
+    version: int
+    rows: list[dict[str, object]]
+
+
+@runtime_checkable
+class DeltaClient(Protocol):
+    """A Delta client bound to one catalog and one storage.
+
+    Tables used by the suite have the schema ``id: long, value: string``.
+    """
+
+    def create_table(self, name: str) -> None:
+        """Create a catalog-managed table through the catalog's staging flow."""
+
+    def append(self, name: str, rows: Sequence[dict[str, object]]) -> int:
+        """Commit an append; return the ratified version."""
+
+    def delete(self, name: str, ids: Sequence[int]) -> int:
+        """Commit a delete of rows whose ``id`` is in ``ids``; return the ratified version."""
+
+    def publish(self, name: str) -> None:
+        """Publish every ratified, unpublished commit."""
+
+    def checkpoint(self, name: str) -> int | None:
+        """Write a checkpoint where the rules allow; return its version, or ``None``."""
+
+    def compact_log(self, name: str, start_version: int, end_version: int) -> bool:
+        """Write a log compaction file for the range if allowed; ``NotSupported`` if never."""
+
+    def cleanup(self, name: str, cutoff_version: int) -> None:
+        """Metadata cleanup with ``cutoff_version`` as the cut-off commit."""
+
+    def read(self, name: str, *, version: int | None = None, timestamp_ms: int | None = None) -> ReadResult:
+        """Read the latest snapshot, or one by version or by timestamp (time travel)."""

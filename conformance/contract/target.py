@@ -1,0 +1,129 @@
+"""What a target is: the system under test, able to build a catalog, a client, an engine, or several.
+
+``Target`` lists what every target has. ``TargetBase`` declares, with their defaults, the optional
+members lakecert also looks for; an adapter may subclass it or simply define the members it needs
+(structural typing). lakecert reads the optional members only through the functions at the end of
+this module, so their names and types are written down once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, runtime_checkable
+
+from conformance.contract.delta import Catalog, DeltaClient, NotSupported, Storage
+
+if TYPE_CHECKING:
+    from conformance.contract.iceberg import IcebergEngine
+
+
+@dataclass(frozen=True)
+class S3Settings:
+    """How to reach an S3-compatible store; what a client in another process (a JVM) needs as well."""
+
+    endpoint_url: str
+    region: str = "us-east-1"
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+
+
+Kind = Literal["reference", "faulty", "third-party"]
+Side = Literal["catalog", "client", "engine"]
+
+
+@dataclass
+class TargetEnv:
+    """What lakecert hands a target when it builds its parts."""
+
+    workdir: Path  # private scratch space for this run (e.g. an embedded database)
+    warehouse_uri: str  # where tables of this run live (file:// or s3://)
+    storage: Storage  # the object store lakecert observes; clients should use it
+    options: dict[str, Any] = field(default_factory=dict)  # the target's `options` from the config
+    s3: S3Settings | None = None  # the store's settings when the warehouse is on S3, for clients in other processes
+    seed: int = 0  # the run's seed: a target that generates names or UUIDs should derive them from it
+
+
+class TargetUnavailable(Exception):
+    """Raised by ``preflight`` when the system under test cannot be reached or does not speak the API.
+
+    The run stops before any check with one line naming what was tried and why it failed (exit 2):
+    an unreachable target says nothing about conformance."""
+
+
+class IcebergBudget(TypedDict):
+    """How much of the Iceberg profile a run explores by default (see docs/certify.md)."""
+
+    matrix: Literal["full", "core"]  # 16 table configurations, or one mode for UPDATE and DELETE (8)
+    exhaustive: bool  # every interleaving of every operation pair, and the generated schedules
+
+
+@runtime_checkable
+class Target(Protocol):
+    """A third-party adapter implements this; built-in targets do too.
+
+    ``sides`` says what the target provides. For a side it lacks, lakecert uses
+    its reference implementation as the counterpart (e.g. a client target is
+    bound to the reference catalog, which records what the client does).
+    """
+
+    name: str
+    kind: Kind
+    sides: frozenset[Side]
+
+    def version(self) -> str: ...
+
+    def make_catalog(self, env: TargetEnv) -> Catalog:
+        """Called once per run when "catalog" is in ``sides``."""
+
+    def make_client(self, catalog: Catalog, env: TargetEnv) -> DeltaClient:
+        """Called once per check when "client" is in ``sides``; bind the client to ``catalog``."""
+
+    def close(self) -> None: ...
+
+
+class TargetBase:
+    """Every optional member of a target, with the default lakecert assumes when it is absent."""
+
+    #: The only profiles the target can be judged on (None: every profile it has a side for), e.g.
+    #: clients without catalog support, which only have ``delta-cm-path-access``.
+    profiles: frozenset[str] | None = None
+    #: The Iceberg budget when the configuration says ``auto`` (None: the full budget).
+    iceberg_budget: IcebergBudget | None = None
+
+    def preflight(self) -> None:
+        """One cheap call before any check (network targets): raise ``TargetUnavailable`` if the
+        system cannot be reached or does not speak the expected API."""
+
+    def make_engine(self, env: TargetEnv) -> IcebergEngine:
+        """Targets with the ``engine`` side build the Iceberg engine under test, once per run."""
+        raise NotSupported("this target has no Iceberg engine")
+
+
+FULL_BUDGET: IcebergBudget = {"matrix": "full", "exhaustive": True}
+
+
+def declared_profiles(target: Target) -> frozenset[str] | None:
+    found = getattr(target, "profiles", None)
+    return None if found is None else frozenset(found)
+
+
+def declared_iceberg_budget(target: Target) -> IcebergBudget:
+    found: IcebergBudget | None = getattr(target, "iceberg_budget", None)
+    return found or FULL_BUDGET
+
+
+def run_preflight(target: Target) -> None:
+    check = getattr(target, "preflight", None)
+    if callable(check):
+        check()
+
+
+def has_engine(target: Target) -> bool:
+    return "engine" in target.sides and callable(getattr(target, "make_engine", None))
+
+
+def make_engine(target: Target, env: TargetEnv) -> IcebergEngine:
+    if not has_engine(target):
+        raise NotSupported(f"target {target.name} has no make_engine(env)")
+    engine: IcebergEngine = target.make_engine(env)  # type: ignore[attr-defined]
+    return engine

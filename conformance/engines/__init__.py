@@ -1,1 +1,0 @@
-"""Real engines lakecert drives (Spark with Iceberg), started once per run."""

@@ -1,0 +1,22 @@
+"""The lakecert pytest plugin, one concern per module (as pytest's own plugins are split):
+
+- ``selection``: which checks a run collects (by the profiles of their ``req`` marks);
+- ``fixtures``: what checks receive (the run, the target's parts wrapped by recorders, seeds, names);
+- ``outcomes``: who is wrong - each check's outcome, decided once, kept in the item's stash;
+- ``watchdog``: hang guards around every phase of a check;
+- ``reporting``: Allure labels, reproducers, and results.json/junit/certificate at the end.
+
+``lakecert run`` builds the run's ``RunContext`` once and hands it, with these modules, to
+``pytest.main`` as plugin objects (``plugins(ctx)``); nothing travels as command-line strings.
+"""
+
+from __future__ import annotations
+
+from conformance.plugin import fixtures, outcomes, reporting, selection, watchdog
+from conformance.run_context import RunContext
+
+MODULES = (selection, fixtures, outcomes, watchdog, reporting)
+
+
+def plugins(ctx: RunContext) -> list[object]:
+    return [ctx.plugin(), *MODULES]

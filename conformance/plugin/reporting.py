@@ -1,0 +1,153 @@
+"""What a run leaves behind: Allure labels per check, a reproducer per failure, and at the end
+results.json, junit.xml and (for a finished run only) certificate.json."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import allure
+import pytest
+
+from conformance.observe.transcript import Transcript
+from conformance.plugin.outcomes import CheckState, state_of
+from conformance.plugin.selection import req_ids
+from conformance.report.allure_status import STATUS_LABEL, apply_lakecert_status
+from conformance.report.certificate import write_certificate
+from conformance.report.junit import write_junit
+from conformance.report.outcomes import ALLURE_SEVERITY, Outcome
+from conformance.report.results import CheckResult, RunSummary
+from conformance.requirements import Requirement, load_all, profiles
+from conformance.run_context import RunContext
+
+RESULTS_KEY = pytest.StashKey[list[CheckResult]]()
+
+
+@pytest.fixture(autouse=True)
+def lakecert_labels(request: pytest.FixtureRequest, lakecert: RunContext) -> Iterator[None]:
+    """Allure labels and links from the requirement marks, and the lakecert status at the end."""
+    _label([load_all()[i] for i in req_ids(request.node)], lakecert)
+    yield
+    status = state_of(request.node).status
+    if status is not None:
+        allure.dynamic.label(STATUS_LABEL, status.value)
+
+
+def _label(reqs: list[Requirement], ctx: RunContext) -> None:
+    strongest = min((r.level for r in reqs), key=["MUST", "SHOULD", "MAY"].index)
+    allure.dynamic.severity(getattr(allure.severity_level, ALLURE_SEVERITY[strongest].upper()))
+    allure.dynamic.label("target", ctx.target.name)
+    for r in reqs:
+        allure.dynamic.epic(r.spec.name)
+        allure.dynamic.feature(r.profile)
+        allure.dynamic.story(r.id)
+        allure.dynamic.tag(r.level)
+        allure.dynamic.label("requirement", r.id)
+        allure.dynamic.link(r.link, name=f"{r.id} ({r.section})")
+    allure.dynamic.parameter("target", ctx.target.name)
+
+
+def _reproducer(item: pytest.Item, ctx: RunContext, state: CheckState, transcript: Transcript | None) -> dict[str, Any]:
+    rerun = ["lakecert", "run", "--target", ctx.config.target, "--seed", str(ctx.config.seed), "--select", item.nodeid]
+    if ctx.config.source != "defaults":
+        rerun += ["--config", ctx.config.source]
+    return {
+        "test": item.nodeid,
+        "requirements": req_ids(item),
+        "target": ctx.target.name,
+        "target_version": ctx.target_version,
+        "config": ctx.config.redacted(),
+        "seed": ctx.config.seed,
+        "status": state.status.value if state.status else None,
+        "message": state.message,
+        "schedule": transcript.notes if transcript else {},
+        "steps": state.steps,
+        "transcript": transcript.to_json() if transcript else [],
+        "rerun": shlex.join(rerun),
+    }
+
+
+def _write_reproducer(item: pytest.Item, ctx: RunContext, state: CheckState) -> str:
+    """Save the reproducer of a check that did not pass; attach it to the check's Allure result."""
+    transcript = getattr(item, "funcargs", {}).get("transcript")
+    repro = json.dumps(_reproducer(item, ctx, state, transcript), indent=2, default=str)
+    path = ctx.out / "reproducers" / (re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid) + ".json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(repro)
+    allure.attach(repro, name="reproducer", attachment_type=allure.attachment_type.JSON)
+    return str(path.relative_to(ctx.out))
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    """Once a phase has decided that the check did not pass, save its reproducer (while Allure's
+    test case is still open, so that it is attached there too)."""
+    yield
+    state = state_of(item)
+    if state.status in (Outcome.FAIL, Outcome.WARN, Outcome.ERROR) and state.reproducer is None:
+        state.reproducer = _write_reproducer(item, RunContext.of(item.config), state)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
+    """Exactly one row per check, whichever phase ended it."""
+    yield
+    record(item, state_of(item))
+
+
+def record(item: pytest.Item, state: CheckState) -> None:
+    """The check's one row of results.json."""
+    if state.status is None:
+        state.status, state.message = Outcome.ERROR, "the check did not run to an outcome"
+    results = item.config.stash.setdefault(RESULTS_KEY, [])
+    results.append(
+        CheckResult(
+            item.nodeid,
+            req_ids(item),
+            state.status,
+            state.message,
+            _elapsed(state),
+            state.reproducer,
+            state.violated,
+        )
+    )
+
+
+def _elapsed(state: CheckState) -> float:
+    return time.time() - state.started
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    ctx = RunContext.of(config)
+    if getattr(config, "workerinput", None) is not None:
+        return
+    reqs = {r.id: r for p in ctx.profiles for r in profiles().get(p, [])}
+    results = config.stash.get(RESULTS_KEY, [])
+    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or ctx.interrupted
+    summary = RunSummary(
+        ctx.run_info(),
+        results,
+        reqs,
+        ctx.profiles,
+        partial=ctx.partial,
+        interrupted=interrupted,
+        collected=ctx.collected,
+    )
+    ctx.out.mkdir(parents=True, exist_ok=True)
+    results_path = ctx.out / "results.json"
+    write_junit(summary.write(results_path), ctx.out / "junit.xml")
+    certificate = ctx.out / "certificate.json"
+    if summary.finished:
+        write_certificate(results_path, certificate)
+    else:
+        certificate.unlink(missing_ok=True)  # an unfinished run is never certified, not even by an old file
+    allure_dir = config.getoption("--alluredir", None)
+    if allure_dir:
+        apply_lakecert_status(Path(allure_dir))
+    ctx.summary = summary

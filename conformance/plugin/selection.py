@@ -1,0 +1,41 @@
+"""Which checks a run collects: those whose ``req`` marks name a requirement of a selected profile."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.requirements import load_all
+from conformance.run_context import RunContext
+
+
+def req_ids(item: pytest.Item) -> list[str]:
+    return [rid for m in item.iter_markers("req") for rid in m.args]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "req(*ids): requirement IDs a check covers")
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    ctx = RunContext.of(config)
+    known = load_all()
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        ids = req_ids(item)
+        unknown = [i for i in ids if i not in known]
+        if not ids or unknown:
+            raise pytest.UsageError(f"{item.nodeid}: every check needs known @req marks (unknown: {unknown})")
+        (keep if any(known[i].profile in ctx.profiles for i in ids) else drop).append(item)
+        # Shown by Allure as the check's description.
+        text = "\n\n".join(f"{rid} ({known[rid].level}, {known[rid].section}): {known[rid].statement}" for rid in ids)
+        item.add_marker(pytest.mark.allure_description(text))
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+    items[:] = keep
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # After every conftest narrowed the selection: the number of checks a complete run reports.
+    RunContext.of(session.config).collected = len(session.items)

@@ -1,0 +1,204 @@
+"""The outcome machinery itself, judged with broken harness targets (tests/adapters/broken.py) and
+broken HTTP servers: each must get the outcome lakecert documents (docs/results.md), with one row
+per check, never a hang, and never a certificate for a run that did not finish."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO, lakecert, results
+
+ADAPTERS = {"PYTHONPATH": str(REPO / "tests" / "adapters")}
+LISTING = "checks/delta/catalog/test_listing.py"
+# Short hang guards so that the hanging targets end quickly; generous enough for a loaded machine,
+# since what is asserted is the outcome, not the time.
+QUICK = {"LAKECERT__deadlines__call_s": "3", "LAKECERT__deadlines__check_s": "120"}
+
+
+def _statuses(out: Path) -> dict[str, str]:
+    return {r["test"]: r["status"] for r in results(out)["results"]}
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("tests.adapters.broken:HangingTarget", "ERROR"),  # the call deadline, with the stuck stack
+        ("tests.adapters.broken:SkippingTarget", "ERROR"),  # a skip is not a verified NOT_APPLICABLE
+        ("tests.adapters.broken:CrashingTarget", "FAIL"),  # an exception from the product's own code
+        ("tests.adapters.broken:UnbuildableTarget", "ERROR"),  # the adapter could not build the catalog
+    ],
+)
+def test_broken_targets_get_the_documented_outcome(target: str, expected: str, out: Path) -> None:
+    proc = lakecert("run", "--target", target, "--select", LISTING, "--out", str(out), env={**ADAPTERS, **QUICK})
+    statuses = set(_statuses(out).values())
+    assert expected in statuses, proc.stdout[-3000:]
+    assert statuses <= ({"FAIL", "WARN", "PASS"} if expected == "FAIL" else {expected, "PASS"})
+    assert proc.returncode == (1 if expected == "FAIL" else 2)
+    res = results(out)
+    assert len(res["results"]) == res["run_info"]["checks_selected"], "exactly one row per check"
+    if target.endswith(":HangingTarget"):
+        stuck = [r for r in res["results"] if r["status"] == "ERROR"]
+        assert all("get_commits" in json.loads((out / r["reproducer"]).read_text())["message"] for r in stuck)
+
+
+def test_flaky_catalog_is_a_product_fault(out: Path) -> None:
+    proc = lakecert(
+        "run",
+        "--target",
+        "tests.adapters.broken:FlippingTarget",
+        "--profile",
+        "delta-cm-catalog",
+        "--out",
+        str(out),
+        env=ADAPTERS,
+    )
+    statuses = set(_statuses(out).values())
+    assert "FAIL" in statuses and "ERROR" not in statuses, proc.stdout[-3000:]
+    assert proc.returncode == 1
+
+
+def test_missing_golden_fixtures_block_the_reader_verdict(tmp_path: Path, out: Path) -> None:
+    proc = lakecert("run", "--profile", "delta-cm-reader", "--out", str(out), env={"LAKECERT_FIXTURES": str(tmp_path)})
+    res = results(out)
+    assert proc.returncode == 2
+    assert res["profiles"]["delta-cm-reader"]["verdict"] == "NOT_CERTIFIED"
+    assert res["requirements"]["RDR-GOLDEN-TABLES"]["status"] == "ERROR"
+
+
+def test_same_seed_same_statuses(tmp_path: Path) -> None:
+    runs = []
+    for n in (1, 2):
+        out = tmp_path / f"run{n}"
+        lakecert("run", "--target", "faulty:reader-ignores-catalog", "--seed", "7", "--out", str(out))
+        runs.append(_statuses(out))
+    assert runs[0] == runs[1]
+
+
+def test_gate_refuses_a_selected_run(tmp_path: Path, out: Path) -> None:
+    lakecert("run", "--select", LISTING, "--out", str(out))
+    proc = lakecert("gate", str(out), "--baseline", str(tmp_path / "b.yaml"), "--update")
+    assert proc.returncode == 2
+    assert not (tmp_path / "b.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{"LAKECERT__race__proposer": "8"}, {"LAKECERT_PROFILE": "delta-cm-catalog"}, {"LAKECERT__race__proposers": "x"}],
+)
+def test_configuration_typos_are_refused(env: dict[str, str], out: Path) -> None:
+    proc = lakecert("run", "--out", str(out), env=env)
+    assert proc.returncode == 2
+    assert not (out / "results.json").exists()
+    assert list(env)[0] in proc.stderr
+
+
+def test_unknown_adapter_option_is_a_usage_error(tmp_path: Path, out: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("targets:\n  uc:\n    options: {no_such_option: 1}\n")
+    proc = lakecert("run", "--target", "uc", "--config", str(cfg), "--out", str(out))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------ network targets
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def misbehaving_server(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A loopback server answering every request 200 with garbage, or dripping a long body."""
+    mode: str = request.param
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            if mode == "garbage":
+                body = b"<html>not json</html>"
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            self.send_header("Content-Length", "1000000")
+            self.end_headers()
+            while not stop.is_set():  # one byte a second, for ever
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                stop.wait(1)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    stop = threading.Event()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    stop.set()
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("misbehaving_server", ["garbage"], indirect=True)
+def test_a_server_answering_garbage_is_unavailable(misbehaving_server: str, out: Path) -> None:
+    env = {"LAKECERT__targets__uc__options__url": misbehaving_server}
+    proc = lakecert("run", "--target", "uc", "--out", str(out), env=env)
+    res = results(out)
+    assert proc.returncode == 2
+    assert {r["status"] for r in res["results"]} == {"ERROR"}
+    assert len(res["results"]) == res["run_info"]["checks_selected"]
+
+
+@pytest.mark.parametrize("misbehaving_server", ["drip"], indirect=True)
+def test_a_dripping_server_ends_in_error_not_a_hang(misbehaving_server: str, out: Path) -> None:
+    env = {"LAKECERT__targets__uc__options__url": misbehaving_server, **QUICK}
+    proc = lakecert("run", "--target", "uc", "--select", LISTING, "--out", str(out), env=env)
+    res = results(out)
+    assert proc.returncode == 2
+    assert {r["status"] for r in res["results"]} == {"ERROR"}
+
+
+def test_a_dead_url_gives_one_row_per_check_and_one_cause(out: Path) -> None:
+    url = f"http://127.0.0.1:{_free_port()}"
+    proc = lakecert("run", "--target", "uc", "--out", str(out), env={"LAKECERT__targets__uc__options__url": url})
+    res = results(out)
+    assert proc.returncode == 2
+    assert len(res["results"]) == res["run_info"]["checks_selected"]
+    assert {r["message"] for r in res["results"]} == {next(iter({r["message"] for r in res["results"]}))}
+    assert url in res["results"][0]["message"] and "ConnectionRefusedError" in res["results"][0]["message"]
+
+
+def test_interrupted_run_is_marked_and_never_certified(out: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "conformance.cli", "run", "--out", str(out)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    allure = out / "allure-results"
+    while proc.poll() is None and not (allure.is_dir() and any(allure.glob("*-result.json"))):
+        time.sleep(0.05)  # waits on a condition: the first check has finished
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait() == 2
+    res = results(out)
+    assert res["run_info"]["interrupted"] is True
+    assert res["verdict"] == "NOT_CERTIFIED"
+    assert not (out / "certificate.json").exists()
