@@ -17,6 +17,7 @@ import pytest
 
 from conformance.config import ConfigError, json_schema, load_config
 from conformance.contract.target import TargetUnavailable, run_preflight
+from conformance.observe.deadline import DeadlineExceeded, deadline
 from conformance.plugin import plugins
 from conformance.registry import list_targets
 from conformance.report.summary import print_summary
@@ -55,8 +56,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = _writable_dir(Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve(), "--out")
     ctx = RunContext.open(cfg, out, partial=bool(args.select))
     try:
-        run_preflight(ctx.target)
-    except TargetUnavailable as e:
+        with deadline(cfg.settings.deadlines.call_s, f"the preflight of {cfg.target}"):
+            run_preflight(ctx.target)
+    except (TargetUnavailable, DeadlineExceeded) as e:
         ctx.unavailable = f"target {cfg.target} is unavailable: {e}"
         print(f"lakecert: {ctx.unavailable}", file=sys.stderr)
     paths = [str(PKG_DIR / s) for s in args.select] if args.select else [str(PKG_DIR / "checks")]

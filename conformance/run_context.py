@@ -20,6 +20,7 @@ from conformance import fixtures_dir
 from conformance.config import Config, ConfigError
 from conformance.contract.delta import Catalog, CatalogError, DeltaClient, NotSupported, Storage
 from conformance.contract.target import Target, TargetEnv, declared_profiles
+from conformance.observe.deadline import DeadlineExceeded, deadline
 from conformance.registry import build_target
 from conformance.report.results import RunSummary
 from conformance.requirements import load_all, profiles
@@ -40,16 +41,6 @@ SIDE_OF_PROFILE = {
 
 class TargetBuildError(Exception):
     """The target's adapter failed to build a part (``make_catalog``, ``make_client``, ``make_engine``)."""
-
-
-def _built(what: str, build: Callable[[], T]) -> T:
-    """A part of the target, built by its adapter; a failure there is the adapter's, not a verdict."""
-    try:
-        return build()
-    except (CatalogError, NotSupported):
-        raise
-    except Exception as e:
-        raise TargetBuildError(f"the target's {what} failed: {type(e).__name__}: {e}") from e
 
 
 def select_profiles(target: Target, wanted: list[str] | None) -> list[str]:
@@ -152,20 +143,34 @@ class RunContext:
 
     @property
     def target_version(self) -> str:
+        """Asked once, under the call deadline; never for a target that failed its preflight."""
         if self._target_version is None:
+            if self.unavailable is not None:
+                return "unknown (unavailable)"
             try:
-                self._target_version = self.target.version()
+                with deadline(self.config.settings.deadlines.call_s, "the target's version()"):
+                    self._target_version = self.target.version()
             except Exception as e:  # the version line must not break a run; the checks say what is wrong
                 self._target_version = f"unknown ({type(e).__name__})"
         return self._target_version
 
     def target_catalog(self) -> Catalog:
         if self._target_catalog is None:
-            self._target_catalog = _built("make_catalog", lambda: self.target.make_catalog(self.env))
+            self._target_catalog = self._built("make_catalog", lambda: self.target.make_catalog(self.env))
         return self._target_catalog
 
     def build_client(self, catalog: Catalog, env: TargetEnv) -> DeltaClient:
-        return _built("make_client", lambda: self.target.make_client(catalog, env))
+        return self._built("make_client", lambda: self.target.make_client(catalog, env))
+
+    def _built(self, what: str, build: Callable[[], T]) -> T:
+        """A part of the target, built by its adapter; a failure there is the adapter's, not a verdict."""
+        try:
+            with deadline(self.config.settings.deadlines.call_s, f"the target's {what}"):
+                return build()
+        except (CatalogError, NotSupported, DeadlineExceeded):
+            raise
+        except Exception as e:
+            raise TargetBuildError(f"the target's {what} failed: {type(e).__name__}: {e}") from e
 
     def reference_catalog(self) -> ReferenceCatalog:
         """The trusted catalog that client targets are bound to (its own database)."""

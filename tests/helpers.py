@@ -20,7 +20,7 @@ def lakecert(*args: str, env: dict[str, str] | None = None, cwd: Path = REPO) ->
         text=True,
         cwd=cwd,
         env={**os.environ, **(env or {})},
-        timeout=900,
+        timeout=3600,  # a hang guard only: generous enough for a loaded 2-core machine
     )
 
 

@@ -80,9 +80,10 @@ def test_same_seed_same_statuses(tmp_path: Path) -> None:
     runs = []
     for n in (1, 2):
         out = tmp_path / f"run{n}"
-        lakecert("run", "--target", "faulty:reader-ignores-catalog", "--seed", "7", "--out", str(out))
+        proc = lakecert("run", "--target", "faulty:trust-staged-files", "--seed", "7", "--out", str(out))
+        assert proc.returncode == 1, proc.stdout[-2000:]
         runs.append(_statuses(out))
-    assert runs[0] == runs[1]
+    assert runs[0] == runs[1] and "FAIL" in runs[0].values()
 
 
 def test_gate_refuses_a_selected_run(tmp_path: Path, out: Path) -> None:

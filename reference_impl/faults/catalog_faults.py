@@ -19,7 +19,7 @@ from conformance.contract.delta import (
 )
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.catalog.store import TableRow, Tx
-from reference_impl.faults.registry import fault
+from reference_impl.faults.base import fault
 
 
 @fault(

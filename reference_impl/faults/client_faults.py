@@ -21,7 +21,7 @@ from reference_impl.delta.cleanup import cut_off_checkpoint, files_to_delete, lo
 from reference_impl.delta.client import ReferenceClient
 from reference_impl.delta.log_paths import delta_uri, staged_dir
 from reference_impl.delta.snapshot import CommitRef, LogReader, LogSegment, Snapshot, listed_log_files
-from reference_impl.faults.registry import fault
+from reference_impl.faults.base import fault
 
 # ====================================================================== writer: commit content
 

@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from conformance.contract.target import TargetEnv
 from conformance.model.iceberg import CORRECTED, NONE, SPARK, Preset, Validations
-from reference_impl.faults.registry import fault
+from reference_impl.faults.base import fault
 from reference_impl.iceberg import ModelEngine
 
 # Row-level writes that ignore concurrent deletes: no validateDeletedFiles or

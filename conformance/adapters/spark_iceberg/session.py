@@ -24,6 +24,7 @@ def jars_dir() -> Path:
     """``LAKECERT_JARS`` (the run exports its ``paths.jars`` there), else the checkout's ``.cache/jars``."""
     return Path(os.environ.get("LAKECERT_JARS") or DEFAULT_JARS)
 
+
 _lock = threading.Lock()
 _session: Any = None
 

@@ -64,8 +64,12 @@ class UCCatalog:
         inline_commits: bool,
         maintenance_policies: bool,
         staging_tables: list[StagingTable] | None = None,
+        name_suffix: str = "",
     ) -> None:
         self._client = client
+        # Appended to every table name in UC, so that runs against one long-lived server (same
+        # seed, same check names) never collide; the checks see their own names.
+        self._suffix = name_suffix
         self._storage = storage
         self._catalog = catalog
         self._schema = schema
@@ -123,7 +127,7 @@ class UCCatalog:
         if location is None:
             raise InvalidRequest(f"unknown staging table {table_id!r}")
         body = {
-            "name": name,
+            "name": name + self._suffix,
             "catalog_name": self._catalog,
             "schema_name": self._schema,
             "table_type": "MANAGED",
@@ -137,7 +141,7 @@ class UCCatalog:
         return info
 
     def resolve(self, name: str) -> TableInfo:
-        full = quote(f"{self._catalog}.{self._schema}.{name}", safe="")
+        full = quote(f"{self._catalog}.{self._schema}.{name}{self._suffix}", safe="")
         info = self._table_info(name, self._client.call("GET", f"/tables/{full}"))
         self._remember(info.table_id, info.location, overwrite=False)  # creation's location wins
         return info

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from conformance.adapters.uc.catalog import UCCatalog
@@ -21,7 +22,9 @@ class UCTarget(TargetBase):
     ``catalog`` and ``schema`` (where test tables are created; they must exist), ``inline_commits``
     and ``maintenance_policies`` (true/false; default: what the server advertises),
     ``staging_tables`` (a list of ``{table_id, location}`` created beforehand, for catalogs that
-    cannot create staging tables through the API), ``timeout_s``.
+    cannot create staging tables through the API), ``timeout_s``, ``run_scoped_names`` (default
+    true: table names get a suffix unique to the run, so that two runs with one seed against one
+    server do not collide).
     """
 
     name = "uc"
@@ -38,6 +41,7 @@ class UCTarget(TargetBase):
         maintenance_policies: bool | None = None,
         staging_tables: list[dict[str, str]] | None = None,
         timeout_s: float = 30.0,
+        run_scoped_names: bool = True,
     ) -> None:
         self.url = url
         self._client = UCClient(url, token, timeout_s)
@@ -49,6 +53,7 @@ class UCTarget(TargetBase):
                 raise ValueError("staging_tables: a list of {table_id, location}")
             self._staging = [StagingTable(str(s["table_id"]), str(s["location"])) for s in staging_tables]
         self._capabilities: dict[str, Any] | None = None
+        self._suffix = f"_r{uuid.uuid4().hex[:8]}" if run_scoped_names else ""
 
     def capabilities(self) -> dict[str, Any]:
         """lakecert's extensions the server advertises; ``{}`` for a plain UC server."""
@@ -92,6 +97,7 @@ class UCTarget(TargetBase):
             inline_commits=inline,
             maintenance_policies=policies,
             staging_tables=self._staging,
+            name_suffix=self._suffix,
         )
 
     def make_client(self, catalog: Catalog, env: TargetEnv) -> DeltaClient:

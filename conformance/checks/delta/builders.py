@@ -8,6 +8,7 @@ the reference catalog with ``import_table``.
 
 from __future__ import annotations
 
+import random
 import uuid
 from dataclasses import dataclass, field
 
@@ -20,6 +21,19 @@ BASE_ICT = 1_600_000_000_000  # 2020-09-13: far from "now", so file times never 
 ICT_STEP = 60_000
 
 
+_names = random.Random(0)
+
+
+def reseed(seed: int) -> None:
+    """Called before every check with the check's seed, so that the suite's own names and ids
+    (staged files, txnIds, table folders) are the same in every run with the run's seed."""
+    _names.seed(seed)
+
+
+def new_uuid() -> str:
+    return str(uuid.UUID(int=_names.getrandbits(128), version=4))
+
+
 def ict_of(version: int) -> int:
     """The in-commit timestamp the builders give a version."""
     return BASE_ICT + version * ICT_STEP
@@ -29,7 +43,7 @@ def version0(table_id: str) -> bytes:
     """The creating commit of a catalog-managed table (RFC "Catalog-managed Table Enablement")."""
     return A.encode_commit(
         [
-            A.commit_info_action(ict_of(0), str(uuid.uuid4()), "CREATE TABLE"),
+            A.commit_info_action(ict_of(0), new_uuid(), "CREATE TABLE"),
             A.protocol_action(),
             A.metadata_action(table_id, ict_of(0), A.default_configuration()),
         ]
@@ -54,7 +68,7 @@ class LogBuilder:
         )
         return A.encode_commit(
             [
-                A.commit_info_action(ict if ict is not None else ict_of(version), str(uuid.uuid4()), "WRITE"),
+                A.commit_info_action(ict if ict is not None else ict_of(version), new_uuid(), "WRITE"),
                 add,
             ]
         )
@@ -65,7 +79,7 @@ class LogBuilder:
         return uri
 
     def stage(self, version: int, content: bytes) -> str:
-        uri = P.staged_uri(self.location, version, str(uuid.uuid4()))
+        uri = P.staged_uri(self.location, version, new_uuid())
         self.storage.put(uri, content)
         self.staged.setdefault(version, []).append(uri)
         return uri

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
-from conformance.checks.delta.builders import CatalogDriver, LogBuilder
+from conformance.checks.delta.builders import CatalogDriver, LogBuilder, new_uuid, reseed
 from conformance.observe.recording import RecordingCatalog, RecordingStorage
 from conformance.observe.transcript import Transcript
 from conformance.run_context import RunContext
@@ -27,9 +25,13 @@ def driver(catalog: RecordingCatalog, suite_storage: RecordingStorage) -> Catalo
 
 
 @pytest.fixture
-def suite_client(lakecert: RunContext, transcript: Transcript, suite_storage: RecordingStorage) -> ReferenceClient:
+def suite_client(
+    lakecert: RunContext, transcript: Transcript, suite_storage: RecordingStorage, seed: int
+) -> ReferenceClient:
     """A correct client on the reference catalog, for the suite's own writes (e.g. a rival commit)."""
-    return ReferenceClient(RecordingCatalog(lakecert.reference_catalog(), transcript, actor="suite"), suite_storage)
+    return ReferenceClient(
+        RecordingCatalog(lakecert.reference_catalog(), transcript, actor="suite"), suite_storage, seed=seed
+    )
 
 
 @pytest.fixture
@@ -41,4 +43,9 @@ def ref_admin(lakecert: RunContext) -> ReferenceCatalog:
 @pytest.fixture
 def seeded(lakecert: RunContext, suite_storage: RecordingStorage) -> LogBuilder:
     """A fresh, empty table location for a state the suite writes itself."""
-    return LogBuilder(suite_storage, f"{lakecert.env.warehouse_uri}/seeded/{uuid.uuid4()}")
+    return LogBuilder(suite_storage, f"{lakecert.env.warehouse_uri}/seeded/{new_uuid()}")
+
+
+@pytest.fixture(autouse=True)
+def _deterministic_names(seed: int) -> None:
+    reseed(seed)

@@ -1,0 +1,39 @@
+"""What a faulty variant is, and the decorator that registers one (``registry.all_faults`` lists them).
+
+Each variant breaks exactly one behaviour; ``breaks`` names the requirement IDs
+whose checks must catch it (asserted by the self-test).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+Side = Literal["catalog", "client", "engine"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    side: Side
+    description: str
+    breaks: tuple[str, ...]
+    # For side="catalog": a subclass of ReferenceCatalog; "client": of ReferenceClient;
+    # "engine": a callable taking the TargetEnv and returning an IcebergEngine.
+    cls: Callable[..., object]
+
+
+FAULTS: dict[str, Fault] = {}
+
+
+def fault(name: str, side: Side, breaks: tuple[str, ...], description: str) -> Callable[[type], type]:
+    """Class decorator registering a faulty variant."""
+
+    def register(cls: type) -> type:
+        if name in FAULTS:
+            raise ValueError(f"duplicate fault {name}")
+        FAULTS[name] = Fault(name, side, description, breaks, cls)
+        return cls
+
+    return register
