@@ -42,6 +42,7 @@ class ModelBudget(_Strict):
 
     examples: PositiveInt = 20
     steps: PositiveInt = 20
+    shrink: bool = True  # shrink a failing schedule to a short reproducer (the self-test turns it off)
 
 
 class StorageSettings(_Strict):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from reference_impl.faults.registry import all_faults
+
+FORK = multiprocessing.get_context("fork")
 
 
 @dataclass(frozen=True)
@@ -32,14 +34,31 @@ class VariantOutcome:
         return set(self.expected) <= set(self.caught_by)
 
 
+def _child(args: list[str]) -> None:
+    """One ``lakecert run`` in a forked worker: the parent's imports are shared, the run is isolated."""
+    os.environ["LAKECERT__MODEL__SHRINK"] = "false"
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    from conformance.cli import main
+
+    os._exit(main(args))  # no atexit handlers of the parent's copy
+
+
 def run_target(target: str, out: Path, extra: list[str] | None = None) -> tuple[int, dict[str, Any]]:
-    """Run ``lakecert run`` for one target in its own process (each run builds its own target)."""
-    cmd = [sys.executable, "-m", "conformance.cli", "run", "--target", target, "--out", str(out), *(extra or [])]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+    """Run ``lakecert run`` for one target in a process of its own (each run builds its own target).
+
+    The process is forked from this one, which has imported lakecert already: a run costs its
+    checks, not an interpreter start and the imports. Generated schedules are not shrunk: the
+    self-test asks which rule broke, not for the shortest reproducer."""
+    args = ["run", "--target", target, "--out", str(out), *(extra or [])]
+    worker = FORK.Process(target=_child, args=(args,))
+    worker.start()
+    worker.join()
     results = out / "results.json"
     if not results.exists():
-        raise RuntimeError(f"{target}: no results (exit {proc.returncode})\n{proc.stdout}\n{proc.stderr}")
-    return proc.returncode, json.loads(results.read_text())
+        raise RuntimeError(f"{target}: no results (exit {worker.exitcode}); rerun: lakecert {' '.join(args)}")
+    return worker.exitcode or 0, json.loads(results.read_text())
 
 
 def _outcome(target: str, expected: tuple[str, ...], out: Path) -> VariantOutcome:
@@ -51,6 +70,9 @@ def _outcome(target: str, expected: tuple[str, ...], out: Path) -> VariantOutcom
 
 
 def run_selftest(out: Path, jobs: int = 0, as_json: bool = False) -> int:
+    import conformance.cli  # noqa: F401 - imported once here, shared by every forked run
+    import conformance.plugin  # noqa: F401
+
     runs = [("reference", ())] + [(f"faulty:{f.name}", f.breaks) for f in all_faults().values()]
     outcomes: list[VariantOutcome] = []
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:

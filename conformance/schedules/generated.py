@@ -4,18 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from conformance.config import ModelBudget
 
 
-def run_settings(examples: int, **extra: Any) -> settings:
+def run_settings(examples: int, *, shrink: bool = True, **extra: Any) -> settings:
     """How every generated schedule runs: no deadline or example database, no health checks, one
-    bug per check (so one check yields one verdict)."""
+    bug per check (so one check yields one verdict). Without ``shrink`` a failure is reported as
+    found (same verdict, longer reproducer): what the self-test wants, which only asks *which* rule
+    broke."""
+    phases = tuple(p for p in Phase if shrink or p not in (Phase.shrink, Phase.explain))
     return settings(
         max_examples=examples,
+        phases=phases,
         deadline=None,
         database=None,
         suppress_health_check=list(HealthCheck),
@@ -33,5 +37,5 @@ def run_machine(machine: type[RuleBasedStateMachine], seed: int, budget: ModelBu
     """
     run_state_machine_as_test(
         hypothesis_seed(seed)(machine),
-        settings=run_settings(budget.examples, stateful_step_count=budget.steps),
+        settings=run_settings(budget.examples, shrink=budget.shrink, stateful_step_count=budget.steps),
     )

@@ -41,7 +41,7 @@ def test_generated_schedules(
     tables = itertools.count()
 
     @hypothesis_seed(seed)
-    @run_settings(lakecert.config.settings.model.examples)
+    @run_settings(lakecert.config.settings.model.examples, shrink=lakecert.config.settings.model.shrink)
     @given(setup=table_setups(DATA_FILES), schedule=held_schedules())
     def one(setup: TableSetup, schedule: HeldSchedule) -> None:
         try:
