@@ -8,6 +8,7 @@ that each faulty variant in ``variants.py`` replaces one of them.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
@@ -476,10 +477,8 @@ class CleanClient:
         for c in self.publish_order(list(view.catalog_commits.values())):
             target = f"{info.location}/_delta_log/{self.delta_name(c.version)}"
             if c.version not in view.published:
-                try:
+                with contextlib.suppress(FileExistsError):  # published by someone else: the same ratified bytes
                     self.storage.put(target, self.content(c), if_absent=True)
-                except FileExistsError:
-                    pass  # someone else published it; the content is the same ratified commit
             done = max(done, c.version)
         if done >= 0:
             self.catalog.mark_published(info.table_id, done)
@@ -494,7 +493,9 @@ class CleanClient:
             return None
         snap = self.snapshot(view, version)
         rows: list[dict[str, Any]] = [{"protocol": snap.protocol}, {"metaData": snap.metadata}]
-        rows += [{"add": {k: a.get(k) for k in _CHECKPOINT_SCHEMA.field("add").type.names}} for a in snap.files.values()]
+        rows += [
+            {"add": {k: a.get(k) for k in _CHECKPOINT_SCHEMA.field("add").type.names}} for a in snap.files.values()
+        ]
         buf = io.BytesIO()
         pq.write_table(pa.Table.from_pylist(rows, schema=_CHECKPOINT_SCHEMA), buf)
         log = f"{info.location}/_delta_log"
@@ -511,7 +512,11 @@ class CleanClient:
         if not self.policy_allows(info, "log_compaction"):
             return False
         view = self.view(info)
-        if start_version < 0 or start_version > end_version or not self.compaction_allowed(view, start_version, end_version):
+        if (
+            start_version < 0
+            or start_version > end_version
+            or not self.compaction_allowed(view, start_version, end_version)
+        ):
             return False
         sources = self.commit_sources(view)
         adds: dict[str, Action] = {}
@@ -529,10 +534,8 @@ class CleanClient:
                     other.append(a)
         body = encode([*other, *adds.values(), *removes.values()])
         uri = f"{info.location}/_delta_log/{start_version:020d}.{end_version:020d}.compacted.json"
-        try:
+        with contextlib.suppress(FileExistsError):
             self.storage.put(uri, body, if_absent=True)
-        except FileExistsError:
-            pass
         return True
 
     def cleanup(self, name: str, cutoff_version: int) -> None:
@@ -560,9 +563,7 @@ class CleanClient:
 
     def _path_protocol(self, location: str) -> Action:
         log = f"{location.rstrip('/')}/_delta_log/"
-        versions = sorted(
-            int(m.group(1)) for f in self.storage.list(log) if (m := _DELTA.fullmatch(f.uri[len(log) :]))
-        )
+        versions = sorted(int(m.group(1)) for f in self.storage.list(log) if (m := _DELTA.fullmatch(f.uri[len(log) :])))
         protocol: Action = {}
         for v in versions:
             for a in decode(self.storage.get(f"{log}{v:020d}.json")):

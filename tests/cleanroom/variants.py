@@ -17,7 +17,16 @@ import uuid
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from conformance.targets.contract import Catalog, CommitConflict, CommitRejected, InvalidRequest, RatifiedCommit, Storage
+
+from conformance.targets.contract import (
+    Catalog,
+    CommitConflict,
+    CommitRejected,
+    InvalidRequest,
+    RatifiedCommit,
+    Storage,
+    TableInfo,
+)
 from tests.cleanroom.catalog import CleanCatalog, TableState
 from tests.cleanroom.client import Action, CleanClient, LogView, decode, encode
 from tests.cleanroom.target import CleanRoomTarget
@@ -97,7 +106,10 @@ class _ListExclusiveEnd(CleanCatalog):
 
 
 class ListDropsLatest(CleanRoomTarget):
-    """CAT-LIST-CONTIGUOUS (MUST, catalog): the listing's end bound is exclusive, so the latest commit is never listed."""
+    """CAT-LIST-CONTIGUOUS (MUST, catalog).
+
+    The listing's end bound is exclusive, so the latest commit is never listed.
+    """
 
     catalog_cls = _ListExclusiveEnd
 
@@ -108,7 +120,10 @@ class _ListAsText(CleanCatalog):
 
 
 class ListTextOrder(CleanRoomTarget):
-    """CAT-LIST-ASCENDING (SHOULD, catalog): versions sorted as text, so 10 comes before 2 (multi-digit histories only)."""
+    """CAT-LIST-ASCENDING (SHOULD, catalog).
+
+    Versions sorted as text, so 10 comes before 2 (multi-digit histories only).
+    """
 
     catalog_cls = _ListAsText
 
@@ -145,7 +160,10 @@ class _ConflictNamesPublished(CleanCatalog):
 
 
 class ConflictReportsPublishedMark(CleanRoomTarget):
-    """CAT-CONFLICT-LATEST (SHOULD, catalog): a conflict reports the publication mark, not the latest ratified version."""
+    """CAT-CONFLICT-LATEST (SHOULD, catalog).
+
+    A conflict reports the publication mark, not the latest ratified version.
+    """
 
     catalog_cls = _ConflictNamesPublished
 
@@ -204,7 +222,10 @@ class _StagingBySecond(CleanCatalog):
 
 
 class StagingLocationPerSecond(CleanRoomTarget):
-    """CAT-STAGING-UNIQUE (SHOULD, catalog): staging locations named by the second, so tables created together share one."""
+    """CAT-STAGING-UNIQUE (SHOULD, catalog).
+
+    Staging locations named by the second, so tables created together share one.
+    """
 
     catalog_cls = _StagingBySecond
 
@@ -218,7 +239,10 @@ class _WallClockIct(CleanClient):
 
 
 class IctWallClock(CleanRoomTarget):
-    """WRT-ICT-MONOTONIC (MUST, writer): the in-commit timestamp is the wall clock, equal for commits in one millisecond."""
+    """WRT-ICT-MONOTONIC (MUST, writer).
+
+    The in-commit timestamp is the wall clock, equal for commits in one millisecond.
+    """
 
     client_cls = _WallClockIct
 
@@ -277,7 +301,10 @@ class _ReproposeStagedFile(CleanClient):
 
 
 class ReuseStagedFileAfterConflict(CleanRoomTarget):
-    """WRT-STAGED-NO-REUSE (MUST, writer): after a lost race the staged file of the old version is proposed for the new one."""
+    """WRT-STAGED-NO-REUSE (MUST, writer).
+
+    After a lost race the staged file of the old version is proposed for the new one.
+    """
 
     client_cls = _ReproposeStagedFile
 
@@ -354,7 +381,10 @@ class _StagedByCutoffCommit(CleanClient):
 
 
 class CleanupStagedAboveCheckpoint(CleanRoomTarget):
-    """WRT-CLEANUP-STAGED-ABOVE (MUST, writer): staged commits are deleted up to the cut-off commit, above the checkpoint."""
+    """WRT-CLEANUP-STAGED-ABOVE (MUST, writer).
+
+    Staged commits are deleted up to the cut-off commit, above the checkpoint.
+    """
 
     client_cls = _StagedByCutoffCommit
 
@@ -397,12 +427,15 @@ class CleanupKeepsStagedAtCheckpoint(CleanRoomTarget):
 
 
 class _PolicyForCheckpointsOnly(CleanClient):
-    def policy_allows(self, info: object, op: str) -> bool:  # type: ignore[override]
-        return super().policy_allows(info, op) if op == "checkpoint" else True  # type: ignore[arg-type]
+    def policy_allows(self, info: TableInfo, op: str) -> bool:
+        return super().policy_allows(info, op) if op == "checkpoint" else True
 
 
 class PolicyOnlyForCheckpoints(CleanRoomTarget):
-    """WRT-MAINTENANCE-POLICY (MUST, writer): the catalog is consulted before checkpoints, not before compaction or cleanup."""
+    """WRT-MAINTENANCE-POLICY (MUST, writer).
+
+    The catalog is consulted before checkpoints, not before compaction or cleanup.
+    """
 
     client_cls = _PolicyForCheckpointsOnly
 
@@ -458,24 +491,31 @@ class _PublishedWins(CleanClient):
 
 
 class PublishedFileWins(CleanRoomTarget):
-    """RDR-CATALOG-PRECEDENCE (MUST, reader): a published file is used instead of the catalog's commit of that version."""
+    """RDR-CATALOG-PRECEDENCE (MUST, reader).
+
+    A published file is used instead of the catalog's commit of that version.
+    """
 
     client_cls = _PublishedWins
 
 
 class _TrustLastCheckpoint(CleanClient):
     def start_checkpoint(self, view: LogView, target: int) -> int | None:
-        try:
-            pointer = json.loads(self.storage.get(view.last_checkpoint_uri))
-        except FileNotFoundError:
+        if target != view.latest or not self.storage.exists(view.last_checkpoint_uri):
             return super().start_checkpoint(view, target)
-        version = int(pointer["version"])  # fast path: _last_checkpoint, not checked against the catalog
+        version = int(json.loads(self.storage.get(view.last_checkpoint_uri))["version"])
+        if version <= target:
+            return super().start_checkpoint(view, target)
+        # fast path for reads of the latest version: _last_checkpoint, not checked against the catalog
         view.checkpoints[version] = f"{view.info.location}/_delta_log/{version:020d}.checkpoint.parquet"
-        return version if version >= target else super().start_checkpoint(view, target)
+        return version
 
 
 class TrustLastCheckpoint(CleanRoomTarget):
-    """RDR-IGNORE-ABOVE-LATEST (MUST, reader): _last_checkpoint is used even when it names a version above the latest."""
+    """RDR-IGNORE-ABOVE-LATEST (MUST, reader).
+
+    _last_checkpoint is used even when it names a version above the latest.
+    """
 
     client_cls = _TrustLastCheckpoint
 
@@ -488,7 +528,10 @@ class _ClampVersion(CleanClient):
 
 
 class ReadAboveLatestAnswers(CleanRoomTarget):
-    """RDR-IGNORE-ABOVE-LATEST (MUST, reader): time travel to a version above the latest answers the latest instead of failing."""
+    """RDR-IGNORE-ABOVE-LATEST (MUST, reader).
+
+    Time travel to a version above the latest answers the latest instead of failing.
+    """
 
     client_cls = _ClampVersion
 
@@ -499,7 +542,10 @@ class _StrictlyBefore(CleanClient):
 
 
 class TimeTravelStrictlyBefore(CleanRoomTarget):
-    """RDR-TIME-TRAVEL-ICT (MUST, reader): a timestamp equal to a commit's in-commit timestamp resolves the version before."""
+    """RDR-TIME-TRAVEL-ICT (MUST, reader).
+
+    A timestamp equal to a commit's in-commit timestamp resolves the version before.
+    """
 
     client_cls = _StrictlyBefore
 
@@ -545,7 +591,10 @@ class _StagedBeforePublished(CleanClient):
 
 
 class StagedFilesPreferred(CleanRoomTarget):
-    """RDR-IGNORE-UNRATIFIED (MUST, reader): for a version the catalog no longer lists, any staged file of it is read."""
+    """RDR-IGNORE-UNRATIFIED (MUST, reader).
+
+    For a version the catalog no longer lists, any staged file of it is read.
+    """
 
     client_cls = _StagedBeforePublished
 
@@ -556,7 +605,10 @@ class _ReplayAsText(CleanClient):
 
 
 class ReplayTextOrder(CleanRoomTarget):
-    """RDR-UNPUBLISHED / RDR-LIST-FALLBACK (MUST, reader): commits replayed in text order (10 before 2), resurrecting deleted rows."""
+    """RDR-UNPUBLISHED / RDR-LIST-FALLBACK (MUST, reader).
+
+    Commits replayed in text order (10 before 2), resurrecting deleted rows.
+    """
 
     client_cls = _ReplayAsText
 
@@ -637,6 +689,8 @@ VARIANTS: list[Variant] = [
     Variant(TimeTravelByCommitInfoTimestamp, _RDR, "MUST", "RDR-TIME-TRAVEL-ICT", ("RDR-TIME-TRAVEL-ICT",)),
     Variant(InlineCommitsIgnored, _RDR, "MUST", "RDR-UNPUBLISHED", ("RDR-UNPUBLISHED",)),
     Variant(StagedFilesPreferred, _RDR, "MUST", "RDR-IGNORE-UNRATIFIED", ("RDR-IGNORE-UNRATIFIED",)),
-    Variant(ReplayTextOrder, _RDR, "MUST", "RDR-UNPUBLISHED, RDR-LIST-FALLBACK", ("RDR-UNPUBLISHED", "RDR-LIST-FALLBACK")),
+    Variant(
+        ReplayTextOrder, _RDR, "MUST", "RDR-UNPUBLISHED, RDR-LIST-FALLBACK", ("RDR-UNPUBLISHED", "RDR-LIST-FALLBACK")
+    ),
     Variant(PathReaderReads, _PATH, "MUST", "RDR-PATH-READ-REFUSED", ("RDR-PATH-READ-REFUSED",)),
 ]
