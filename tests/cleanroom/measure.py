@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from conformance.cli import main as lakecert_main
-from tests.cleanroom.variants import VARIANTS
+from tests.cleanroom.variants import VARIANTS, Variant
 
 
 def run_all(out: Path, seed: int, only: set[str] | None = None) -> dict[str, int]:
@@ -32,15 +32,38 @@ def run_all(out: Path, seed: int, only: set[str] | None = None) -> dict[str, int
     return codes
 
 
+def verdict_of(out: Path, v: Variant) -> str:
+    """One line for docs/mutation.md: caught on the broken rule, caught elsewhere, or missed."""
+    data = json.loads((out / v.name / "results.json").read_text())
+    bad = {r: s["status"] for r, s in data["requirements"].items() if s["status"] in ("FAIL", "WARN", "ERROR")}
+    wanted = "FAIL" if v.level == "MUST" else "WARN"
+    on_rule = [r for r in v.expected if bad.get(r) in (wanted, "FAIL")]
+    blocked = data["verdict"] != "CERTIFIED"
+    if on_rule and (blocked or v.level != "MUST"):
+        verdict = "caught"
+    elif bad and (blocked or v.level != "MUST"):
+        verdict = "caught elsewhere"
+    else:
+        verdict = "missed"
+    details = ", ".join(f"{r} {s}" for r, s in sorted(bad.items())) or "-"
+    return f"{verdict}: {details}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("out", type=Path)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--summarize", action="store_true", help="only print the verdicts of an earlier run in OUT")
     ns = parser.parse_args()
     ns.out.mkdir(parents=True, exist_ok=True)
-    for name, code in run_all(ns.out, ns.seed, set(ns.only) if ns.only else None).items():
-        print(f"{name:34} exit {code}")
+    if ns.summarize:
+        codes = json.loads((ns.out / "exit_codes.json").read_text())
+    else:
+        codes = run_all(ns.out, ns.seed, set(ns.only) if ns.only else None)
+    for v in VARIANTS:
+        if v.name in codes:
+            print(f"{v.name:34} exit {codes[v.name]}  {verdict_of(ns.out, v)}")
 
 
 if __name__ == "__main__":
