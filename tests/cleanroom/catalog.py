@@ -13,7 +13,7 @@ import uuid
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
-from conformance.targets.contract import (
+from conformance.contract.delta import (
     CommitConflict,
     CommitRejected,
     GetCommitsResponse,

@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from conformance.targets.contract import (
+from conformance.contract.delta import (
     Catalog,
     CommitConflict,
     RatifiedCommit,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from conformance.targets.contract import FileInfo
+from conformance.contract.delta import FileInfo
 
 
 class MemoryStorage:

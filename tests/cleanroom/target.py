@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from conformance.targets.contract import Catalog, DeltaClient
-from conformance.targets.target import Side, TargetEnv
+from conformance.contract.delta import Catalog, DeltaClient
+from conformance.contract.target import Side, TargetEnv
 from tests.cleanroom.catalog import CleanCatalog
 from tests.cleanroom.client import CleanClient
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
-from conformance.targets.contract import (
+from conformance.contract.delta import (
     Catalog,
     CommitConflict,
     CommitRejected,
