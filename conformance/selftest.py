@@ -71,7 +71,6 @@ def _outcome(target: str, expected: tuple[str, ...], out: Path) -> VariantOutcom
 
 def run_selftest(out: Path, jobs: int = 0, as_json: bool = False) -> int:
     import conformance.cli  # noqa: F401 - imported once here, shared by every forked run
-    import conformance.plugin  # noqa: F401
 
     runs = [("reference", ())] + [(f"faulty:{f.name}", f.breaks) for f in all_faults().values()]
     outcomes: list[VariantOutcome] = []

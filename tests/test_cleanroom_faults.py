@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
-from conformance.targets.contract import CatalogError
+from conformance.contract.delta import CatalogError
 from tests.cleanroom import variants as V
 from tests.cleanroom.catalog import CleanCatalog
 from tests.cleanroom.client import Action, CleanClient, ReadError, decode
