@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 
 from reference_impl.iceberg_rest import errors
 from reference_impl.iceberg_rest.admin import admin_router
+from reference_impl.iceberg_rest.body import DEFAULT_MAX_BODY_BYTES, read_body
 from reference_impl.iceberg_rest.catalog import RestCatalogService
 from reference_impl.iceberg_rest.controller import WRITER_HEADER, CommitArrival, ScheduleController, writer_of
 from reference_impl.iceberg_rest.names import Namespace, split_namespace, valid_name
@@ -76,13 +77,12 @@ def _table(name: str) -> str:
     return name
 
 
-async def _body(request: Request) -> Any:
-    return json_body(await request.body())
-
-
-def _catalog_router(service: RestCatalogService, controller: ScheduleController) -> APIRouter:
+def _catalog_router(service: RestCatalogService, controller: ScheduleController, max_body_bytes: int) -> APIRouter:
     router = APIRouter()
     run = run_in_threadpool
+
+    async def _body(request: Request) -> Any:
+        return json_body(await read_body(request, max_body_bytes))
 
     @router.get("/namespaces")
     async def list_namespaces(parent: str | None = None) -> Response:
@@ -173,8 +173,14 @@ def _error(error: errors.IcebergApiError) -> Response:
     return Response(error.body(), status_code=error.code, media_type="application/json")
 
 
-def build_app(service: RestCatalogService, controller: ScheduleController, prefix: str = "") -> FastAPI:
-    """The catalog under ``/v1/<prefix>`` (announced as ``overrides.prefix``), the holds under ``/lakecert``."""
+def build_app(
+    service: RestCatalogService,
+    controller: ScheduleController,
+    prefix: str = "",
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> FastAPI:
+    """The catalog under ``/v1/<prefix>`` (announced as ``overrides.prefix``), the holds under ``/lakecert``;
+    a request body over ``max_body_bytes`` is a 413."""
     app = FastAPI(title="lakecert reference Iceberg REST catalog", docs_url=None, redoc_url=None, openapi_url=None)
     base = f"/v1/{prefix.strip('/')}" if prefix.strip("/") else "/v1"
 
@@ -184,8 +190,8 @@ def build_app(service: RestCatalogService, controller: ScheduleController, prefi
         overrides = {"prefix": prefix.strip("/")} if prefix.strip("/") else {}
         return JSONResponse({"defaults": {}, "overrides": overrides, "endpoints": ENDPOINTS})
 
-    app.include_router(_catalog_router(service, controller), prefix=base)
-    app.include_router(admin_router(controller), prefix="/lakecert")
+    app.include_router(_catalog_router(service, controller, max_body_bytes), prefix=base)
+    app.include_router(admin_router(controller, max_body_bytes), prefix="/lakecert")
 
     async def api_error(_: Request, exc: Exception) -> Response:
         assert isinstance(exc, errors.IcebergApiError)

@@ -10,11 +10,12 @@ compare-and-swap in the store, so two commits can never both build on the same b
 from __future__ import annotations
 
 import contextlib
+import errno
 import re
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from pyiceberg.catalog.rest import (
     ListNamespaceResponse,
@@ -43,15 +44,27 @@ from pyiceberg.table.update import AssertCreate, TableRequirement, TableUpdate, 
 from pyiceberg.typedef import IcebergBaseModel
 
 from reference_impl.iceberg_rest import errors
+from reference_impl.iceberg_rest.locations import AllowedLocations
 from reference_impl.iceberg_rest.names import Namespace, dotted
 from reference_impl.iceberg_rest.requests import CreateTableRequest
 from reference_impl.iceberg_rest.store import PointerStore, Rename
 
 _VERSION = re.compile(r"^(\d+)-.*\.metadata\.json$")
 _METADATA_PATH = "write.metadata.path"  # TableProperties.WRITE_METADATA_PATH
-# What applying updates raises for updates that do not fit the table (unknown snapshot, bad schema...).
-_UPDATE_ERRORS = (ValueError, KeyError, NotImplementedError, IcebergValidationError, ResolveError)
+# What applying updates raises for updates that do not fit the table (unknown snapshot, bad schema...;
+# StopIteration: a lookup of a default spec or sort order the updates never added).
+_UPDATE_ERRORS = (
+    ValueError,
+    KeyError,
+    NotImplementedError,
+    IcebergValidationError,
+    ResolveError,
+    RecursionError,
+    StopIteration,
+)
 _CACHE_SIZE = 256
+# Writing a metadata file where the client's names or locations make no valid file: the request's fault.
+_BAD_PATH_ERRNOS = {errno.ENAMETOOLONG, errno.EINVAL, errno.ENOTDIR, errno.EISDIR, errno.EEXIST}
 
 
 def metadata_file_location(metadata: TableMetadata, version: int) -> str:
@@ -115,7 +128,8 @@ class RestCatalogService:
 
     ``io_properties`` configure the server's own FileIO (e.g. ``s3.endpoint``); ``table_config``
     is returned as the ``config`` of every LoadTableResult, for clients that take storage settings
-    from the catalog.
+    from the catalog. Tables and namespace locations must lie in the warehouse or one of
+    ``allowed_locations``.
     """
 
     def __init__(
@@ -124,9 +138,11 @@ class RestCatalogService:
         warehouse: str,
         io_properties: Mapping[str, str] | None = None,
         table_config: Mapping[str, str] | None = None,
+        allowed_locations: Iterable[str] = (),
     ) -> None:
         self.store = store
         self.warehouse = warehouse.rstrip("/")
+        self.locations = AllowedLocations([self.warehouse, *allowed_locations])
         self.io: FileIO = load_file_io(dict(io_properties or {}), self.warehouse)
         self._table_config = dict(table_config or {})
         self._lock_of = _TableLocks()
@@ -146,8 +162,19 @@ class RestCatalogService:
         return metadata
 
     def _write_metadata(self, metadata: TableMetadata, location: str) -> None:
-        with self.io.new_output(location).create(overwrite=False) as out:
-            out.write(metadata_json(metadata).encode())
+        """Serialise first, so a value that cannot be written leaves no file behind."""
+        try:
+            data = metadata_json(metadata).encode("utf-8")
+        except UnicodeEncodeError:
+            raise errors.bad_request("Table metadata holds a string with no UTF-8 form") from None
+        try:
+            with self.io.new_output(location).create(overwrite=False) as out:
+                out.write(data)
+        except OSError as e:
+            self._discard(location)
+            if e.errno in _BAD_PATH_ERRNOS:
+                raise errors.bad_request(f"Cannot write a metadata file at {location!r}: {e.strerror}") from None
+            raise
         self._remember(location, metadata)
 
     def _remember(self, location: str, metadata: TableMetadata) -> None:
@@ -165,6 +192,8 @@ class RestCatalogService:
         return properties
 
     def create_namespace(self, namespace: Namespace, properties: Mapping[str, str]) -> NamespaceResponse:
+        if "location" in properties:
+            self.locations.check(properties["location"], "Namespace location")
         if not self.store.create_namespace(namespace, properties):
             raise errors.already_exists(f"namespace {dotted(namespace)}")
         return NamespaceResponse(namespace=namespace, properties=dict(properties))
@@ -187,6 +216,8 @@ class RestCatalogService:
     ) -> UpdateNamespacePropertiesResponse:
         if overlap := removals & set(updates):
             raise errors.unprocessable(f"Keys both updated and removed: {sorted(overlap)}")
+        if "location" in updates:
+            self.locations.check(updates["location"], "Namespace location")
         result = self.store.update_namespace_properties(namespace, removals, updates)
         if result is None:
             raise errors.no_such_namespace(namespace)
@@ -230,6 +261,7 @@ class RestCatalogService:
             )
         except _UPDATE_ERRORS as e:
             raise errors.bad_request(f"Cannot create table metadata: {e}") from None
+        self.locations.check_table(metadata.location, metadata.properties)
         if request.stage_create:
             # Nothing is stored: the commit with assert-create creates the table (the spec's create transaction).
             return self._response(None, metadata)
@@ -304,6 +336,8 @@ class RestCatalogService:
                 updated = TableMetadataUtil.parse_obj(updated.model_dump())
             except _UPDATE_ERRORS as e:
                 raise errors.bad_request(f"Cannot apply updates: {e}") from None
+            previous = None if base is None else {**base.properties, "location": base.location}
+            self.locations.check_table(updated.location, updated.properties, previous)
             location = metadata_file_location(updated, metadata_version(current) + 1 if current else 0)
             self._write_metadata(updated, location)
             if current is None:

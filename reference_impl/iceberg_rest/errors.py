@@ -56,3 +56,11 @@ def unprocessable(message: str) -> IcebergApiError:
 def unavailable(message: str) -> IcebergApiError:
     """503: the request was not processed (a hold expired or was cancelled); nothing changed."""
     return IcebergApiError(503, "ServiceUnavailableException", message)
+
+
+def payload_too_large(limit: int) -> IcebergApiError:
+    return IcebergApiError(413, "PayloadTooLargeException", f"The request body exceeds {limit} bytes")
+
+
+def unsupported_media_type(content_type: str) -> IcebergApiError:
+    return IcebergApiError(415, "UnsupportedMediaTypeException", f"Expected a JSON body, got {content_type!r}")

@@ -58,10 +58,22 @@ class RenameTableRequest(BaseModel):
 
 
 def json_body(raw: bytes) -> Any:
+    """The body as JSON: UTF-8 only (RFC 8259 section 8.1), every string encodable again.
+
+    ``json.loads`` would guess UTF-16/32 from the bytes and let ``\\ud800`` through as a lone
+    surrogate, which has no UTF-8 form: it would fail only when written to a metadata file. Nesting
+    too deep for the parser is malformed input, not a server error.
+    """
     try:
-        return json.loads(raw)
+        body = json.loads(raw.decode("utf-8"))
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise bad_request(f"Malformed JSON body: {e}") from None
+    except UnicodeEncodeError:
+        raise bad_request("Malformed JSON body: a string holds a lone surrogate") from None
+    except RecursionError:
+        raise bad_request("Malformed JSON body: nested too deeply") from None
+    return body
 
 
 def parse(model: type[M], body: Any) -> M:
@@ -72,7 +84,7 @@ def parse(model: type[M], body: Any) -> M:
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors()[:5])
         raise bad_request(f"Invalid {model.__name__}: {problems}") from None
-    except (ValueError, TypeError, AttributeError) as e:
+    except (ValueError, TypeError, AttributeError, RecursionError) as e:
         # pyiceberg's own validators raise these for shapes pydantic let through (e.g. a list of properties).
         raise bad_request(f"Invalid {model.__name__}: {e}") from None
 
