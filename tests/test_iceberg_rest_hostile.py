@@ -304,3 +304,13 @@ def test_create_commit_without_partition_spec_is_400(
     before = state(server, root)
     assert_refused(http.post(url(server, f"namespaces/{namespace}/tables/u"), json=body, timeout=10), 400)
     assert state(server, root) == before
+
+
+def test_update_missing_a_field_pyiceberg_reads_is_400(
+    server: IcebergRestServer, http: requests.Session, root: Path, namespace: str
+) -> None:
+    """Found by the fuzzing: pyiceberg's set-statistics validator raised KeyError on a missing field."""
+    body = {"requirements": [], "updates": [{"action": "set-statistics", "snapshot-id": 1}]}
+    before = state(server, root)
+    assert_refused(http.post(url(server, f"namespaces/{namespace}/tables/t"), json=body, timeout=10), 400)
+    assert state(server, root) == before

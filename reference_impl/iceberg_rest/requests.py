@@ -84,7 +84,7 @@ def parse(model: type[M], body: Any) -> M:
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors()[:5])
         raise bad_request(f"Invalid {model.__name__}: {problems}") from None
-    except (ValueError, TypeError, AttributeError, RecursionError) as e:
+    except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as e:
         # pyiceberg's own validators raise these for shapes pydantic let through (e.g. a list of properties).
         raise bad_request(f"Invalid {model.__name__}: {e}") from None
 
