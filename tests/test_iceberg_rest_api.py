@@ -103,7 +103,7 @@ def assert_error(response: requests.Response, status: int, error_type: str | Non
 def test_config_announces_prefix_and_every_endpoint_spark_calls(server: IcebergRestServer) -> None:
     config = requests.get(f"{server.url}/v1/config", params={"warehouse": "any"}, timeout=5).json()
     assert config["defaults"] == {} and config["overrides"] == {"prefix": PREFIX}
-    assert set(config["endpoints"]) == SPARK_CALLS
+    assert set(config["endpoints"]) == SPARK_CALLS | {"POST /v1/{prefix}/namespaces/{namespace}/register"}
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS)

@@ -27,6 +27,7 @@ from reference_impl.iceberg_rest.requests import (
     CommitTableRequest,
     CreateNamespaceRequest,
     CreateTableRequest,
+    RegisterTableRequest,
     RenameTableRequest,
     UpdateNamespacePropertiesRequest,
     identifier_of,
@@ -46,6 +47,7 @@ ENDPOINTS = [
     "POST /v1/{prefix}/namespaces/{namespace}/properties",
     "GET /v1/{prefix}/namespaces/{namespace}/tables",
     "POST /v1/{prefix}/namespaces/{namespace}/tables",
+    "POST /v1/{prefix}/namespaces/{namespace}/register",
     "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
@@ -124,6 +126,13 @@ def _catalog_router(service: RestCatalogService, controller: ScheduleController,
         body = parse(CreateTableRequest, await _body(request))
         _table(body.name)
         return _json(await run(service.create_table, ns, body))
+
+    @router.post("/namespaces/{namespace}/register")
+    async def register_table(namespace: str, request: Request) -> Response:
+        ns = _namespace(namespace)
+        body = parse(RegisterTableRequest, await _body(request))
+        name = _table(body.name)
+        return _json(await run(service.register_table, ns, name, body.metadata_location, body.overwrite))
 
     @router.get("/namespaces/{namespace}/tables/{table}")
     async def load_table(namespace: str, table: str, snapshots: str = "all") -> Response:

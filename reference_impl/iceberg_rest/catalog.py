@@ -44,10 +44,12 @@ from pyiceberg.table.update import AssertCreate, TableRequirement, TableUpdate, 
 from pyiceberg.typedef import IcebergBaseModel
 
 from reference_impl.iceberg_rest import errors
+from reference_impl.iceberg_rest.defaults import keep_defaults
 from reference_impl.iceberg_rest.locations import AllowedLocations
 from reference_impl.iceberg_rest.names import Namespace, dotted
 from reference_impl.iceberg_rest.requests import CreateTableRequest
 from reference_impl.iceberg_rest.store import PointerStore, Rename
+from reference_impl.iceberg_rest.updates import adapt, reformat
 
 _VERSION = re.compile(r"^(\d+)-.*\.metadata\.json$")
 _METADATA_PATH = "write.metadata.path"  # TableProperties.WRITE_METADATA_PATH
@@ -157,7 +159,10 @@ class RestCatalogService:
             if (cached := self._cache.get(location)) is not None:
                 self._cache.move_to_end(location)
                 return cached
-        metadata = FromInputFile.table_metadata(self.io.new_input(location))
+        try:
+            metadata = FromInputFile.table_metadata(self.io.new_input(location))
+        except FileNotFoundError:
+            raise errors.metadata_file_missing(location) from None
         self._remember(location, metadata)
         return metadata
 
@@ -195,7 +200,7 @@ class RestCatalogService:
         if "location" in properties:
             self.locations.check(properties["location"], "Namespace location")
         if not self.store.create_namespace(namespace, properties):
-            raise errors.already_exists(f"namespace {dotted(namespace)}")
+            raise errors.namespace_exists(namespace)
         return NamespaceResponse(namespace=namespace, properties=dict(properties))
 
     def load_namespace(self, namespace: Namespace) -> NamespaceResponse:
@@ -248,17 +253,17 @@ class RestCatalogService:
         location = self.default_location(namespace, request.name)  # also: 404 when the namespace is missing
         location = (request.location or "").rstrip("/") or location
         if self.store.metadata_location(namespace, request.name) is not None:
-            raise errors.already_exists(f"table {dotted((*namespace, request.name))}")
+            raise errors.table_exists(namespace, request.name)
         try:
-            metadata = with_row_lineage(
-                new_table_metadata(
-                    schema=request.table_schema,
-                    partition_spec=request.partition_spec or UNPARTITIONED_PARTITION_SPEC,
-                    sort_order=request.write_order or UNSORTED_SORT_ORDER,
-                    location=location,
-                    properties=dict(request.properties),  # it pops format-version from the dict it is given
-                )
+            metadata = new_table_metadata(
+                schema=request.table_schema,
+                partition_spec=request.partition_spec or UNPARTITIONED_PARTITION_SPEC,
+                sort_order=request.write_order or UNSORTED_SORT_ORDER,
+                location=location,
+                properties=dict(request.properties),  # it pops format-version from the dict it is given
             )
+            schema = keep_defaults(metadata.schemas[0], request.table_schema)
+            metadata = with_row_lineage(metadata.model_copy(update={"schemas": [schema]}))
         except _UPDATE_ERRORS as e:
             raise errors.bad_request(f"Cannot create table metadata: {e}") from None
         self.locations.check_table(metadata.location, metadata.properties)
@@ -270,11 +275,13 @@ class RestCatalogService:
         if not self.store.create_table(namespace, request.name, metadata_location):
             self._discard(metadata_location)
             self._require_namespace(namespace)
-            raise errors.already_exists(f"table {dotted((*namespace, request.name))}")
+            raise errors.table_exists(namespace, request.name)
         return self._response(metadata_location, metadata)
 
     def load_table(self, namespace: Namespace, table: str, snapshots: str = "all") -> TableResponse:
         location = self._current(namespace, table)
+        if not self.io.new_input(location).exists():  # the cache must not hide a file deleted under the table
+            raise errors.metadata_file_missing(location)
         metadata = self.read_metadata(location)
         if snapshots == "refs":
             referenced = {ref.snapshot_id for ref in metadata.refs.values()}
@@ -282,6 +289,26 @@ class RestCatalogService:
                 update={"snapshots": [s for s in metadata.snapshots if s.snapshot_id in referenced]}
             )
         return self._response(location, metadata)
+
+    def register_table(
+        self, namespace: Namespace, table: str, metadata_location: str, overwrite: bool
+    ) -> TableResponse:
+        """Point ``table`` at an existing metadata file (``overwrite``: even if the table exists)."""
+        self._require_namespace(namespace)
+        self.locations.check(metadata_location, "Metadata location")
+        with self._lock_of(namespace, table):
+            current = self.store.metadata_location(namespace, table)
+            if current is not None and not overwrite:
+                raise errors.table_exists(namespace, table)
+            metadata = self.read_metadata(metadata_location)
+            self.locations.check_table(metadata.location, metadata.properties)
+            if current is None:
+                registered = self.store.create_table(namespace, table, metadata_location)
+            else:
+                registered = self.store.swap(namespace, table, current, metadata_location)
+            if not registered:
+                raise errors.commit_failed(namespace, table, "the table changed concurrently")
+        return self._response(metadata_location, metadata)
 
     def table_exists(self, namespace: Namespace, table: str) -> None:
         self._current(namespace, table)
@@ -304,7 +331,7 @@ class RestCatalogService:
         if result is Rename.NO_SUCH_NAMESPACE:
             raise errors.no_such_namespace(target[0])
         if result is Rename.TARGET_EXISTS:
-            raise errors.already_exists(f"table {dotted((*target[0], target[1]))}")
+            raise errors.table_exists(*target)
 
     def commit(
         self,
@@ -325,13 +352,20 @@ class RestCatalogService:
                 try:
                     requirement.validate(base)
                 except CommitFailedException as e:
-                    raise errors.commit_failed(str(e)) from None
+                    if isinstance(requirement, AssertCreate):
+                        # A create transaction lost to another create: a 409 CommitFailedException (spec),
+                        # worded as Java's catalogs word it (the REST Compatibility Kit asserts it).
+                        raise errors.IcebergApiError(
+                            409, "CommitFailedException", f"Table already exists: {dotted((*namespace, table))}"
+                        ) from None
+                    raise errors.commit_failed(namespace, table, str(e)) from None
             if current is not None and base is not None and not updates:
                 return _committed(base, current)  # nothing to change
             try:
-                updated = with_row_lineage(
-                    update_table_metadata(base or _empty_metadata(), updates, metadata_location=current)
-                )
+                start = base or _empty_metadata()
+                adapted, format_version = adapt(start, updates)
+                updated = update_table_metadata(start, adapted, metadata_location=current)
+                updated = with_row_lineage(reformat(updated, format_version))
                 # Re-parse the result as a whole: a commit must never store metadata a reader would reject.
                 updated = TableMetadataUtil.parse_obj(updated.model_dump())
             except _UPDATE_ERRORS as e:
@@ -347,7 +381,7 @@ class RestCatalogService:
             if not swapped:
                 # Another server process sharing the store moved the pointer first.
                 self._discard(location)
-                raise errors.commit_failed(f"Table {dotted((*namespace, table))} changed concurrently")
+                raise errors.commit_failed(namespace, table, "the table changed concurrently")
         return _committed(updated, location)
 
     def _discard(self, location: str) -> None:

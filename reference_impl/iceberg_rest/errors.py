@@ -36,17 +36,27 @@ def no_such_table(namespace: Namespace, table: str) -> IcebergApiError:
     return IcebergApiError(404, "NoSuchTableException", f"Table does not exist: {dotted((*namespace, table))}")
 
 
-def already_exists(what: str) -> IcebergApiError:
-    return IcebergApiError(409, "AlreadyExistsException", f"Already exists: {what}")
+def namespace_exists(namespace: Namespace) -> IcebergApiError:
+    # Java's catalogs' wording, which the REST Compatibility Kit asserts.
+    return IcebergApiError(409, "AlreadyExistsException", f"Namespace already exists: {dotted(namespace)}")
+
+
+def table_exists(namespace: Namespace, table: str) -> IcebergApiError:
+    return IcebergApiError(409, "AlreadyExistsException", f"Table already exists: {dotted((*namespace, table))}")
+
+
+def metadata_file_missing(location: str) -> IcebergApiError:
+    """404 ``NotFoundException`` (Java maps it to its ``NotFoundException``), in Java FileIO's wording."""
+    return IcebergApiError(404, "NotFoundException", f"Failed to open input stream for file: {location}")
 
 
 def namespace_not_empty(namespace: Namespace) -> IcebergApiError:
     return IcebergApiError(409, "NamespaceNotEmptyException", f"Namespace is not empty: {dotted(namespace)}")
 
 
-def commit_failed(message: str) -> IcebergApiError:
+def commit_failed(namespace: Namespace, table: str, reason: str) -> IcebergApiError:
     """409: a requirement failed or a concurrent commit won; the client may refresh and retry."""
-    return IcebergApiError(409, "CommitFailedException", message)
+    return IcebergApiError(409, "CommitFailedException", f"Cannot commit {dotted((*namespace, table))}: {reason}")
 
 
 def unprocessable(message: str) -> IcebergApiError:

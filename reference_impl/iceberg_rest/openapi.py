@@ -18,6 +18,7 @@ from reference_impl.iceberg_rest.requests import (
     CommitTableRequest,
     CreateNamespaceRequest,
     CreateTableRequest,
+    RegisterTableRequest,
     RenameTableRequest,
     UpdateNamespacePropertiesRequest,
 )
@@ -28,6 +29,7 @@ BODIES: dict[str, type[BaseModel]] = {
     "/namespaces/{namespace}/properties": UpdateNamespacePropertiesRequest,
     "/namespaces/{namespace}/tables": CreateTableRequest,
     "/namespaces/{namespace}/tables/{table}": CommitTableRequest,
+    "/namespaces/{namespace}/register": RegisterTableRequest,
     "/tables/rename": RenameTableRequest,
 }
 _REF = "#/components/schemas/{model}"

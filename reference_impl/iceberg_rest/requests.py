@@ -52,6 +52,15 @@ class UpdateNamespacePropertiesRequest(BaseModel):
     updates: dict[str, str] = Field(default_factory=dict)
 
 
+class RegisterTableRequest(BaseModel):
+    """``RegisterTableRequest``: adopt an existing metadata file as a table's current one."""
+
+    model_config = ConfigDict(strict=True, populate_by_name=True)
+    name: str
+    metadata_location: str = Field(alias="metadata-location")
+    overwrite: bool = False
+
+
 class RenameTableRequest(BaseModel):
     source: TableIdentifier
     destination: TableIdentifier
