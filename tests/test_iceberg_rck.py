@@ -1,6 +1,7 @@
 """Iceberg's REST Compatibility Kit (RCK, ``iceberg-open-api`` 1.11.0 tests jar) against the reference
-Iceberg REST catalog: every catalog test passes, or is skipped by an assumption the kit makes from a
-capability the catalog declares it lacks. One JVM, one fresh catalog (the kit leaves namespaces behind).
+Iceberg REST catalog: every catalog and view test passes, or is skipped by an assumption the kit makes
+from a capability the catalog declares it lacks. One JVM, one fresh catalog (the kit leaves namespaces
+behind).
 
 The kit's own fixture server is never started (``rck.local=false``: it would bind every interface);
 its client talks to the catalog on 127.0.0.1. Jars come from ``make setup`` (``tests/rck/pom.xml``).
@@ -24,20 +25,22 @@ from reference_impl.iceberg_rest import IcebergRestServer
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("rck")]
 
 JARS = Path(__file__).resolve().parents[1] / ".cache" / "jars" / "rck"
-KIT = "org.apache.iceberg.rest.RESTCompatibilityKitCatalogTests"
+KITS = ("RESTCompatibilityKitCatalogTests", "RESTCompatibilityKitViewCatalogTests")
+PACKAGE = "org.apache.iceberg.rest"
 # What the catalog declares through the kit's switches (RESTCompatibilityKitSuite).
 DECLARED = {
     "rck.requires-namespace-create": "true",  # a table's namespace must be created first
     "rck.supports-serverside-retry": "false",  # a conflicting commit is a 409; the client retries
 }
-# The kit's tests create some tables at fixed locations under file:/tmp (CatalogTests.baseTableLocation);
-# the catalog refuses locations outside its warehouse unless the operator allows them.
+# The kit's tests create some tables at fixed locations under file:/tmp (CatalogTests.baseTableLocation),
+# and views in JUnit temporary directories (java.io.tmpdir, set to the run's directory below); the
+# catalog refuses locations outside its warehouse unless the operator allows them.
 KIT_LOCATIONS = (Path("/tmp/ns/tbl"), Path("/tmp/newdb/newtable"))
 # Tests skipped by an assumption, each for a capability the catalog lacks by a declaration above or by
 # the kit's own settings for REST catalogs (names with dots or slashes, empty and nested namespaces),
-# or disabled by the kit. A skip not listed here is a failure of this test.
+# or disabled by the kit. A skip not listed here is a failure of this test. Keys: (kit class, test).
 SERVER_SIDE_RETRY = "supports-serverside-retry=false"
-EXPECTED_SKIPS = {
+CATALOG_SKIPS = {
     "testConcurrentReplaceTransactionSchemaConflict()": SERVER_SIDE_RETRY,
     "testConcurrentReplaceTransactionPartitionSpecConflict()": SERVER_SIDE_RETRY,
     "testUpdateTableSchemaServerSideRetry()": SERVER_SIDE_RETRY,
@@ -56,10 +59,16 @@ EXPECTED_SKIPS = {
     "listNamespacesWithEmptyNamespace()": "the kit: supportsEmptyNamespace() is false",
     "createTableInUniqueLocation()": "the kit: @Disabled",
 }
+VIEW_SKIPS = {"listViewsInEmptyNamespace()": "the kit: supportsEmptyNamespace() is false"}
+EXPECTED_SKIPS = {
+    **{(KITS[0], test): why for test, why in CATALOG_SKIPS.items()},
+    **{(KITS[1], test): why for test, why in VIEW_SKIPS.items()},
+}
 
 
 @dataclass(frozen=True)
 class Outcome:
+    kit: str
     test: str
     status: str  # passed, failed, skipped
     message: str
@@ -75,14 +84,15 @@ def _java() -> str:
 def _outcomes(report: Path) -> list[Outcome]:
     outcomes = []
     for case in ET.parse(report).iter("testcase"):
+        kit, name = case.get("classname", "").rsplit(".", 1)[-1], case.get("name", "")
         problem = case.find("failure") if case.find("failure") is not None else case.find("error")
         skipped = case.find("skipped")
         if problem is not None:
-            outcomes.append(Outcome(case.get("name", ""), "failed", (problem.get("message") or "")[:500]))
+            outcomes.append(Outcome(kit, name, "failed", (problem.get("message") or "")[:500]))
         elif skipped is not None:
-            outcomes.append(Outcome(case.get("name", ""), "skipped", skipped.get("message") or skipped.text or ""))
+            outcomes.append(Outcome(kit, name, "skipped", skipped.get("message") or skipped.text or ""))
         else:
-            outcomes.append(Outcome(case.get("name", ""), "passed", ""))
+            outcomes.append(Outcome(kit, name, "passed", ""))
     return outcomes
 
 
@@ -90,7 +100,12 @@ def _outcomes(report: Path) -> list[Outcome]:
 def kit_locations() -> Iterator[None]:
     """Remove what the run writes at the kit's fixed locations; leave what was there before."""
     before = {p for root in KIT_LOCATIONS if root.exists() for p in root.rglob("*")}
-    created = [root for root in KIT_LOCATIONS if not root.exists()]
+    # For each location, the outermost directory this run will create (e.g. /tmp/ns for /tmp/ns/tbl).
+    created = [
+        next(d for d in reversed((root, *root.parents)) if not d.exists())
+        for root in KIT_LOCATIONS
+        if not root.exists()
+    ]
     yield
     for root in created:
         shutil.rmtree(root, ignore_errors=True)
@@ -107,7 +122,8 @@ def rck(tmp_path_factory: pytest.TempPathFactory, kit_locations: None) -> list[O
     assert launcher and (JARS / ".complete").exists(), f"RCK jars missing in {JARS}: run `make setup`"
     work = tmp_path_factory.mktemp("rck")
     (work / "warehouse").mkdir()
-    allowed = [p.as_uri() for p in KIT_LOCATIONS]
+    (work / "jvm-tmp").mkdir()
+    allowed = [p.as_uri() for p in (*KIT_LOCATIONS, work / "jvm-tmp")]
     with IcebergRestServer(
         (work / "warehouse").as_uri(), work / "catalog.sqlite", allowed_locations=allowed, hold_timeout_s=30
     ) as server:
@@ -115,14 +131,14 @@ def rck(tmp_path_factory: pytest.TempPathFactory, kit_locations: None) -> list[O
         command = [
             _java(),
             "-Xmx512m",
+            f"-Djava.io.tmpdir={work / 'jvm-tmp'}",
             *(f"-D{k}={v}" for k, v in properties.items()),
             "-jar",
             str(launcher[0]),
             "execute",
             "--class-path",
             os.pathsep.join(str(j) for j in jars if j not in launcher),
-            "--select-class",
-            KIT,
+            *(a for kit in KITS for a in ("--select-class", f"{PACKAGE}.{kit}")),
             "--disable-banner",
             "--details=none",
             "--reports-dir",
@@ -136,14 +152,15 @@ def rck(tmp_path_factory: pytest.TempPathFactory, kit_locations: None) -> list[O
     return _outcomes(reports[0])
 
 
-def test_every_catalog_test_passes_or_is_skipped_for_a_declared_capability(rck: list[Outcome]) -> None:
+def test_every_kit_test_passes_or_is_skipped_for_a_declared_capability(rck: list[Outcome]) -> None:
     failed = [o for o in rck if o.status == "failed"]
-    assert not failed, "\n".join(f"{o.test}: {o.message}" for o in failed)
-    skipped = {o.test for o in rck if o.status == "skipped"}
+    assert not failed, "\n".join(f"{o.kit}.{o.test}: {o.message}" for o in failed)
+    skipped = {(o.kit, o.test) for o in rck if o.status == "skipped"}
     assert skipped == set(EXPECTED_SKIPS), (skipped - set(EXPECTED_SKIPS), set(EXPECTED_SKIPS) - skipped)
 
 
-def test_the_kit_ran_its_catalog_tests(rck: list[Outcome]) -> None:
-    """Not a vacuous pass: the kit's catalog tests were found and most of them ran."""
-    passed = [o for o in rck if o.status == "passed"]
-    assert len(rck) >= 100 and len(passed) >= 85, (len(rck), len(passed))
+def test_the_kit_ran_its_catalog_and_view_tests(rck: list[Outcome]) -> None:
+    """Not a vacuous pass: both test classes were found and most of their tests ran."""
+    for kit, least in zip(KITS, (85, 45), strict=True):
+        outcomes = [o for o in rck if o.kit == kit]
+        assert len([o for o in outcomes if o.status == "passed"]) >= least, (kit, len(outcomes))

@@ -35,6 +35,8 @@ from reference_impl.iceberg_rest.requests import (
     namespace_of,
     parse,
 )
+from reference_impl.iceberg_rest.view_metadata import CommitViewRequest, CreateViewRequest, RegisterViewRequest
+from reference_impl.iceberg_rest.views import ViewService
 
 # Every route below, as ``CatalogConfig.endpoints`` names them. Clients (Java's RESTSessionCatalog,
 # pyiceberg) call only declared endpoints, and use HEAD for existence checks when it is declared.
@@ -54,6 +56,14 @@ ENDPOINTS = [
     "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/{prefix}/tables/rename",
+    "GET /v1/{prefix}/namespaces/{namespace}/views",
+    "POST /v1/{prefix}/namespaces/{namespace}/views",
+    "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/views/rename",
+    "POST /v1/{prefix}/namespaces/{namespace}/register-view",
 ]
 _ERROR_TYPES = {404: "NotFoundException", 405: "MethodNotAllowedException", 415: "UnsupportedMediaTypeException"}
 
@@ -168,6 +178,53 @@ def _catalog_router(service: RestCatalogService, controller: ScheduleController,
             raise errors.bad_request("The metrics report must be a JSON object")
         await run(service.table_exists, _namespace(namespace), _table(table))
         return _no_content()
+
+    views = ViewService(service)
+
+    @router.get("/namespaces/{namespace}/views")
+    async def list_views(namespace: str) -> Response:
+        return _json(await run(views.list_views, _namespace(namespace)))
+
+    @router.post("/namespaces/{namespace}/views")
+    async def create_view(namespace: str, request: Request) -> Response:
+        ns = _namespace(namespace)
+        body = parse(CreateViewRequest, await _body(request))
+        _table(body.name)
+        return _json(await run(views.create_view, ns, body))
+
+    @router.get("/namespaces/{namespace}/views/{view}")
+    async def load_view(namespace: str, view: str) -> Response:
+        return _json(await run(views.load_view, _namespace(namespace), _table(view)))
+
+    @router.head("/namespaces/{namespace}/views/{view}")
+    async def view_exists(namespace: str, view: str) -> Response:
+        await run(views.view_exists, _namespace(namespace), _table(view))
+        return _no_content()
+
+    @router.post("/namespaces/{namespace}/views/{view}")
+    async def replace_view(namespace: str, view: str, request: Request) -> Response:
+        ns, name = _namespace(namespace), _table(view)
+        body = parse(CommitViewRequest, await _body(request))
+        if body.identifier is not None and identifier_of(body.identifier) != (ns, name):
+            raise errors.bad_request("The body's identifier is not the view of the path")
+        return _json(await run(views.replace_view, ns, name, body))
+
+    @router.delete("/namespaces/{namespace}/views/{view}")
+    async def drop_view(namespace: str, view: str) -> Response:
+        await run(views.drop_view, _namespace(namespace), _table(view))
+        return _no_content()
+
+    @router.post("/views/rename")
+    async def rename_view(request: Request) -> Response:
+        body = parse(RenameTableRequest, await _body(request))
+        await run(views.rename_view, identifier_of(body.source), identifier_of(body.destination))
+        return _no_content()
+
+    @router.post("/namespaces/{namespace}/register-view")
+    async def register_view(namespace: str, request: Request) -> Response:
+        ns = _namespace(namespace)
+        body = parse(RegisterViewRequest, await _body(request))
+        return _json(await run(views.register_view, ns, _table(body.name), body.metadata_location))
 
     @router.post("/tables/rename")
     async def rename_table(request: Request) -> Response:

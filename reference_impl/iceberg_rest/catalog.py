@@ -48,7 +48,7 @@ from reference_impl.iceberg_rest.defaults import keep_defaults
 from reference_impl.iceberg_rest.locations import AllowedLocations
 from reference_impl.iceberg_rest.names import Namespace, dotted
 from reference_impl.iceberg_rest.requests import CreateTableRequest
-from reference_impl.iceberg_rest.store import PointerStore, Rename
+from reference_impl.iceberg_rest.store import Kind, PointerStore, Rename
 from reference_impl.iceberg_rest.updates import adapt, reformat
 
 _VERSION = re.compile(r"^(\d+)-.*\.metadata\.json$")
@@ -167,11 +167,15 @@ class RestCatalogService:
         return metadata
 
     def _write_metadata(self, metadata: TableMetadata, location: str) -> None:
+        self.write_new_file(location, metadata_json(metadata))
+        self._remember(location, metadata)
+
+    def write_new_file(self, location: str, text: str) -> None:
         """Serialise first, so a value that cannot be written leaves no file behind."""
         try:
-            data = metadata_json(metadata).encode("utf-8")
+            data = text.encode("utf-8")
         except UnicodeEncodeError:
-            raise errors.bad_request("Table metadata holds a string with no UTF-8 form") from None
+            raise errors.bad_request("Metadata holds a string with no UTF-8 form") from None
         try:
             with self.io.new_output(location).create(overwrite=False) as out:
                 out.write(data)
@@ -180,7 +184,6 @@ class RestCatalogService:
             if e.errno in _BAD_PATH_ERRNOS:
                 raise errors.bad_request(f"Cannot write a metadata file at {location!r}: {e.strerror}") from None
             raise
-        self._remember(location, metadata)
 
     def _remember(self, location: str, metadata: TableMetadata) -> None:
         with self._cache_lock:
@@ -254,6 +257,7 @@ class RestCatalogService:
         location = (request.location or "").rstrip("/") or location
         if self.store.metadata_location(namespace, request.name) is not None:
             raise errors.table_exists(namespace, request.name)
+        self.refuse_if_taken(namespace, request.name, Kind.TABLE)
         try:
             metadata = new_table_metadata(
                 schema=request.table_schema,
@@ -275,6 +279,7 @@ class RestCatalogService:
         if not self.store.create_table(namespace, request.name, metadata_location):
             self._discard(metadata_location)
             self._require_namespace(namespace)
+            self.refuse_if_taken(namespace, request.name, Kind.TABLE)
             raise errors.table_exists(namespace, request.name)
         return self._response(metadata_location, metadata)
 
@@ -296,6 +301,7 @@ class RestCatalogService:
         """Point ``table`` at an existing metadata file (``overwrite``: even if the table exists)."""
         self._require_namespace(namespace)
         self.locations.check(metadata_location, "Metadata location")
+        self.refuse_if_taken(namespace, table, Kind.TABLE)
         with self._lock_of(namespace, table):
             current = self.store.metadata_location(namespace, table)
             if current is not None and not overwrite:
@@ -309,6 +315,17 @@ class RestCatalogService:
             if not registered:
                 raise errors.commit_failed(namespace, table, "the table changed concurrently")
         return self._response(metadata_location, metadata)
+
+    def refuse_if_taken(self, namespace: Namespace, name: str, kind: Kind) -> None:
+        """409 when an object of the other kind (a view for a table, a table for a view) has the name."""
+        if self.store.metadata_location(namespace, name, kind.other) is not None:
+            raise errors.name_taken(namespace, name, by_view=kind.other is Kind.VIEW)
+
+    def lock_of(self, namespace: Namespace, name: str) -> threading.Lock:
+        return self._lock_of(namespace, name)
+
+    def discard(self, location: str) -> None:
+        self._discard(location)
 
     def table_exists(self, namespace: Namespace, table: str) -> None:
         self._current(namespace, table)
@@ -330,8 +347,8 @@ class RestCatalogService:
             raise errors.no_such_table(*source)
         if result is Rename.NO_SUCH_NAMESPACE:
             raise errors.no_such_namespace(target[0])
-        if result is Rename.TARGET_EXISTS:
-            raise errors.table_exists(*target)
+        if result in (Rename.TARGET_EXISTS, Rename.TARGET_IS_VIEW):
+            raise errors.rename_target_taken(source, target, by_view=result is Rename.TARGET_IS_VIEW)
 
     def commit(
         self,
@@ -347,6 +364,7 @@ class RestCatalogService:
                 raise errors.no_such_table(namespace, table)
             if current is None:
                 self._require_namespace(namespace)
+                self.refuse_if_taken(namespace, table, Kind.TABLE)
             base = None if current is None else self.read_metadata(current)
             for requirement in requirements:
                 try:

@@ -50,6 +50,28 @@ def metadata_file_missing(location: str) -> IcebergApiError:
     return IcebergApiError(404, "NotFoundException", f"Failed to open input stream for file: {location}")
 
 
+def no_such_view(namespace: Namespace, view: str) -> IcebergApiError:
+    return IcebergApiError(404, "NoSuchViewException", f"View does not exist: {dotted((*namespace, view))}")
+
+
+def view_exists(namespace: Namespace, view: str) -> IcebergApiError:
+    return IcebergApiError(409, "AlreadyExistsException", f"View already exists: {dotted((*namespace, view))}")
+
+
+def name_taken(namespace: Namespace, name: str, by_view: bool) -> IcebergApiError:
+    """409: a table and a view cannot share a name; says which holds it, in Java's catalogs' words."""
+    kind = "View" if by_view else "Table"
+    return IcebergApiError(
+        409, "AlreadyExistsException", f"{kind} with same name already exists: {dotted((*namespace, name))}"
+    )
+
+
+def rename_target_taken(source: tuple[Namespace, str], target: tuple[Namespace, str], by_view: bool) -> IcebergApiError:
+    kind = "View" if by_view else "Table"
+    names = f"{dotted((*source[0], source[1]))} to {dotted((*target[0], target[1]))}"
+    return IcebergApiError(409, "AlreadyExistsException", f"Cannot rename {names}. {kind} already exists")
+
+
 def namespace_not_empty(namespace: Namespace) -> IcebergApiError:
     return IcebergApiError(409, "NamespaceNotEmptyException", f"Namespace is not empty: {dotted(namespace)}")
 
@@ -66,6 +88,11 @@ def unprocessable(message: str) -> IcebergApiError:
 def unavailable(message: str) -> IcebergApiError:
     """503: the request was not processed (a hold expired or was cancelled); nothing changed."""
     return IcebergApiError(503, "ServiceUnavailableException", message)
+
+
+def illegal_argument(message: str) -> IcebergApiError:
+    """400 that Java's client raises as ``IllegalArgumentException`` (a request its own builder would refuse)."""
+    return IcebergApiError(400, "IllegalArgumentException", message)
 
 
 def payload_too_large(limit: int) -> IcebergApiError:

@@ -22,6 +22,7 @@ from reference_impl.iceberg_rest.requests import (
     RenameTableRequest,
     UpdateNamespacePropertiesRequest,
 )
+from reference_impl.iceberg_rest.view_metadata import CommitViewRequest, CreateViewRequest, RegisterViewRequest
 
 # Path suffix after /v1/{prefix} -> the model the POST route parses its body with.
 BODIES: dict[str, type[BaseModel]] = {
@@ -31,6 +32,10 @@ BODIES: dict[str, type[BaseModel]] = {
     "/namespaces/{namespace}/tables/{table}": CommitTableRequest,
     "/namespaces/{namespace}/register": RegisterTableRequest,
     "/tables/rename": RenameTableRequest,
+    "/namespaces/{namespace}/views": CreateViewRequest,
+    "/namespaces/{namespace}/views/{view}": CommitViewRequest,
+    "/views/rename": RenameTableRequest,
+    "/namespaces/{namespace}/register-view": RegisterViewRequest,
 }
 _REF = "#/components/schemas/{model}"
 
