@@ -310,7 +310,70 @@ def test_update_missing_a_field_pyiceberg_reads_is_400(
     server: IcebergRestServer, http: requests.Session, root: Path, namespace: str
 ) -> None:
     """Found by the fuzzing: pyiceberg's set-statistics validator raised KeyError on a missing field."""
-    body = {"requirements": [], "updates": [{"action": "set-statistics", "snapshot-id": 1}]}
+    body: dict[str, Any] = {"requirements": [], "updates": [{"action": "set-statistics", "snapshot-id": 1}]}
     before = state(server, root)
     assert_refused(http.post(url(server, f"namespaces/{namespace}/tables/t"), json=body, timeout=10), 400)
+    assert state(server, root) == before
+
+
+def view_body(name: str, **extra: Any) -> dict[str, Any]:
+    version = {
+        "version-id": 1,
+        "schema-id": 0,
+        "timestamp-ms": 1_700_000_000_000,
+        "summary": {"operation": "create"},
+        "representations": [{"type": "sql", "sql": "select 1", "dialect": "spark"}],
+        "default-namespace": [],
+    }
+    return {"name": name, "schema": SCHEMA_JSON, "view-version": version, **extra}
+
+
+def test_views_are_bounded_like_tables(
+    server: IcebergRestServer, http: requests.Session, root: Path, namespace: str
+) -> None:
+    """View names and locations follow the table rules; a view cannot take a table's name."""
+    outside = (root / "outside").as_uri()
+    views = url(server, f"namespaces/{namespace}/views")
+    before = state(server, root)
+    for body in (
+        view_body(".."),
+        view_body("v\x00"),
+        view_body("v", location=outside),
+        view_body("v", properties={"write.metadata.path": outside}),
+        view_body("v", properties={"k": "\ud800"}),
+    ):
+        raw = json.dumps(body).encode()
+        assert_refused(post_raw(http, views, raw), 400)
+    assert_refused(http.post(views, json=view_body("t"), timeout=10), 409)  # table t exists
+    assert state(server, root) == before
+
+    created = http.post(views, json=view_body("v"), timeout=10)
+    assert created.status_code == 200, created.text
+    moved = {"requirements": [], "updates": [{"action": "set-location", "location": outside}]}
+    before = state(server, root)
+    assert_refused(http.post(f"{views}/v", json=moved, timeout=10), 400)
+    assert state(server, root) == before
+
+
+def test_stale_view_version_is_409_and_changes_nothing(
+    server: IcebergRestServer, http: requests.Session, root: Path, namespace: str
+) -> None:
+    views = url(server, f"namespaces/{namespace}/views")
+    assert http.post(views, json=view_body("w"), timeout=10).status_code == 200
+
+    def replace(sql: str) -> requests.Response:
+        version = {**view_body("w")["view-version"], "version-id": 2, "schema-id": -1}
+        version["representations"] = [{"type": "sql", "sql": sql, "dialect": "spark"}]
+        updates: list[dict[str, Any]] = [
+            {"action": "add-schema", "schema": SCHEMA_JSON},
+            {"action": "add-view-version", "view-version": version},
+            {"action": "set-current-view-version", "view-version-id": -1},
+        ]
+        return http.post(f"{views}/w", json={"requirements": [], "updates": updates}, timeout=10)
+
+    first = replace("select 2")
+    assert first.status_code == 200, first.text
+    assert first.json()["metadata"]["current-version-id"] == 2
+    before = state(server, root)
+    assert_refused(replace("select 3"), 409)  # built on version 1 as well: version 2 is taken
     assert state(server, root) == before
