@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from conformance.targets.contract import Catalog, DeltaClient
+from conformance.targets.iceberg_catalog_contract import RestCatalogEndpoint, start_reference
 from conformance.targets.iceberg_contract import IcebergEngine
 from conformance.targets.target import Kind, Side, TargetEnv
 from reference_impl.catalog.catalog import ReferenceCatalog
@@ -25,7 +26,8 @@ class ReferenceTarget:
         self.name = f"faulty:{fault.name}" if fault else "reference"
         self.kind: Kind = "faulty" if fault else "reference"
         # A faulty variant only stands for the side it breaks; the other side stays correct.
-        self.sides: frozenset[Side] = frozenset({fault.side}) if fault else frozenset({"catalog", "client", "engine"})
+        every: frozenset[Side] = frozenset({"catalog", "client", "engine", "iceberg-catalog"})
+        self.sides: frozenset[Side] = frozenset({fault.side}) if fault else every
 
     def version(self) -> str:
         return VERSION
@@ -48,6 +50,11 @@ class ReferenceTarget:
             assert isinstance(engine, ModelEngine)
             return engine
         return ModelEngine()
+
+    def make_iceberg_catalog(self, env: TargetEnv) -> RestCatalogEndpoint:
+        """The reference Iceberg REST catalog, or its faulty variant, served for this run."""
+        faulty = self.fault.cls if self.fault and self.fault.side == "iceberg-catalog" else None
+        return start_reference(env, faulty)  # type: ignore[arg-type]
 
     def close(self) -> None:
         return None

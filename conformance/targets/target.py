@@ -10,7 +10,7 @@ from conformance.targets.contract import Catalog, DeltaClient, Storage
 from reference_impl.storage.s3 import S3Settings
 
 Kind = Literal["reference", "faulty", "third-party"]
-Side = Literal["catalog", "client", "engine"]
+Side = Literal["catalog", "client", "engine", "iceberg-catalog"]
 
 
 @dataclass

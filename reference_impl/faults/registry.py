@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-Side = Literal["catalog", "client", "engine"]
+Side = Literal["catalog", "client", "engine", "iceberg-catalog"]
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,8 @@ class Fault:
     description: str
     breaks: tuple[str, ...]
     # For side="catalog": a subclass of ReferenceCatalog; "client": of ReferenceClient;
-    # "engine": a callable taking the TargetEnv and returning an IcebergEngine.
+    # "engine": a callable taking the TargetEnv and returning an IcebergEngine;
+    # "iceberg-catalog": a subclass of reference_impl.iceberg_rest.catalog.RestCatalogService.
     cls: Callable[..., object]
 
 
@@ -47,5 +48,7 @@ def all_faults() -> dict[str, Fault]:
 
     if importlib.util.find_spec("reference_impl.faults.engine_faults"):  # the Iceberg engine variants
         importlib.import_module("reference_impl.faults.engine_faults")
+    if importlib.util.find_spec("pyiceberg"):  # the Iceberg REST catalog variants need the iceberg extra
+        importlib.import_module("reference_impl.faults.iceberg_catalog_faults")
 
     return dict(sorted(FAULTS.items()))

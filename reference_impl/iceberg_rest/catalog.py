@@ -367,16 +367,7 @@ class RestCatalogService:
                 self.refuse_if_taken(namespace, table, Kind.TABLE)
             base = None if current is None else self.read_metadata(current)
             for requirement in requirements:
-                try:
-                    requirement.validate(base)
-                except CommitFailedException as e:
-                    if isinstance(requirement, AssertCreate):
-                        # A create transaction lost to another create: a 409 CommitFailedException (spec),
-                        # worded as Java's catalogs word it (the REST Compatibility Kit asserts it).
-                        raise errors.IcebergApiError(
-                            409, "CommitFailedException", f"Table already exists: {dotted((*namespace, table))}"
-                        ) from None
-                    raise errors.commit_failed(namespace, table, str(e)) from None
+                self._check_requirement(namespace, table, requirement, base)
             if current is not None and base is not None and not updates:
                 return _committed(base, current)  # nothing to change
             try:
@@ -390,6 +381,7 @@ class RestCatalogService:
                 raise errors.bad_request(f"Cannot apply updates: {e}") from None
             previous = None if base is None else {**base.properties, "location": base.location}
             self.locations.check_table(updated.location, updated.properties, previous)
+            updated = self._to_store(updated)
             location = metadata_file_location(updated, metadata_version(current) + 1 if current else 0)
             self._write_metadata(updated, location)
             if current is None:
@@ -401,6 +393,24 @@ class RestCatalogService:
                 self._discard(location)
                 raise errors.commit_failed(namespace, table, "the table changed concurrently")
         return _committed(updated, location)
+
+    def _check_requirement(
+        self, namespace: Namespace, table: str, requirement: TableRequirement, base: TableMetadata | None
+    ) -> None:
+        """409 ``CommitFailedException`` unless ``requirement`` holds on ``base`` (a hook of the faulty variants)."""
+        try:
+            requirement.validate(base)
+        except CommitFailedException as e:
+            if isinstance(requirement, AssertCreate):
+                # A create transaction lost to another create: a 409 CommitFailedException (spec),
+                # worded as Java's catalogs word it (the REST Compatibility Kit asserts it).
+                message = f"Table already exists: {dotted((*namespace, table))}"
+                raise errors.IcebergApiError(409, "CommitFailedException", message) from None
+            raise errors.commit_failed(namespace, table, str(e)) from None
+
+    def _to_store(self, metadata: TableMetadata) -> TableMetadata:
+        """The metadata a commit stores: what it built (a hook of the faulty variants)."""
+        return metadata
 
     def _discard(self, location: str) -> None:
         with contextlib.suppress(OSError):  # an orphan metadata file is harmless: nothing points at it

@@ -23,6 +23,7 @@ class IcebergRestServer:
     ``database`` is the SQLite file of the pointer store (``":memory:"``: gone when stopped);
     ``warehouse`` is where new tables go, and with ``allowed_locations`` where tables may be put.
     The controller's holds default to ``hold_timeout_s``; bodies over ``max_body_bytes`` are a 413.
+    ``service_cls`` is the catalog's implementation (a faulty variant in the self-test).
     """
 
     def __init__(
@@ -34,6 +35,7 @@ class IcebergRestServer:
         table_config: Mapping[str, str] | None = None,
         allowed_locations: Iterable[str] = (),
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        service_cls: type[RestCatalogService] = RestCatalogService,
         prefix: str = DEFAULT_PREFIX,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -41,7 +43,7 @@ class IcebergRestServer:
         log_level: str = "warning",
     ) -> None:
         self.store = PointerStore(database)
-        self.service = RestCatalogService(self.store, warehouse, io_properties, table_config, allowed_locations)
+        self.service = service_cls(self.store, warehouse, io_properties, table_config, allowed_locations)
         self.controller = ScheduleController(hold_timeout_s)
         self.app = build_app(self.service, self.controller, prefix, max_body_bytes)
         self._server = ServerThread(self.app, host, port, log_level)
