@@ -20,6 +20,7 @@ BUILTIN_ADAPTERS = {
     "delta-rs": "conformance.targets.path_clients:DeltaRsTarget",
     "polars": "conformance.targets.path_clients:PolarsTarget",
     "pyarrow-dataset": "conformance.targets.path_clients:PyArrowDatasetTarget",
+    "iceberg-rest": "conformance.targets.iceberg_rest:IcebergRestTarget",
 }
 DESCRIPTIONS = {
     "uc": "any catalog speaking Unity Catalog's Delta commits API (options: url, token)",
@@ -28,6 +29,7 @@ DESCRIPTIONS = {
     "delta-rs": "delta-rs (deltalake) given only a table's path; profile delta-cm-path-access",
     "polars": "polars read_delta / write_delta given only a table's path; profile delta-cm-path-access",
     "pyarrow-dataset": "naive reader: every Parquet file under the path, no log; profile delta-cm-path-access",
+    "iceberg-rest": "any Iceberg REST catalog; profile iceberg-catalog-commit (options: uri, token, warehouse_dir)",
 }
 
 
@@ -107,6 +109,7 @@ def build_target(name: str, config: Config) -> Target:
     target = cls(**options) if options else cls()
     if not isinstance(target, Target):
         raise ConfigError(f"{name!r} does not implement the Target protocol (see docs/certify.md)")
-    if not target.sides or not target.sides <= {"catalog", "client", "engine"}:
-        raise ConfigError(f"{name!r}: `sides` must be a non-empty subset of {{'catalog', 'client', 'engine'}}")
+    sides = {"catalog", "client", "engine", "iceberg-catalog"}
+    if not target.sides or not target.sides <= sides:
+        raise ConfigError(f"{name!r}: `sides` must be a non-empty subset of {sorted(sides)}")
     return target
