@@ -65,6 +65,7 @@ def state(server: IcebergRestServer, root: Path) -> tuple[Any, ...]:
 per_operation = cast(Callable[[Callable[..., None]], Callable[..., None]], _api_schema().parametrize())
 
 
+@pytest.mark.slow
 @per_operation
 @settings(
     max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
