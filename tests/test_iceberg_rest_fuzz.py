@@ -22,7 +22,7 @@ from reference_impl.iceberg_rest.store import PointerStore
 
 PREFIX = "lakecert"
 # Bounded by examples, not time (a slow shared machine must not change the verdict): ~20 operations.
-EXAMPLES = 30
+EXAMPLES = 20
 
 
 @pytest.fixture(scope="module")
