@@ -10,11 +10,13 @@ ALLURE := .cache/allure/node_modules/allure-commandline/dist/bin/allure
 # Spark 4.1 is the version both Delta and Iceberg publish for; pyspark is pinned in pyproject.toml.
 ICEBERG_JAR := .cache/jars/iceberg-spark-runtime-4.1_2.13-1.11.0.jar
 ICEBERG_AWS_JAR := .cache/jars/iceberg-aws-bundle-1.11.0.jar
+# Iceberg's REST Compatibility Kit and its run-time classpath (tests/rck/pom.xml), for tests/test_iceberg_rck.py.
+RCK_JARS := .cache/jars/rck/.complete
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: setup certify test lint selftest bench bench-spark docs clean
+.PHONY: setup certify test lint selftest bench bench-spark docs clean rck-jars
 
-setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR)
+setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS)
 
 # Jars for Spark, fetched once from Maven Central into the checkout (no resolver at run time).
 $(ICEBERG_JAR):
@@ -27,6 +29,14 @@ $(ICEBERG_AWS_JAR):
 	mkdir -p .cache/jars
 	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-aws-bundle:1.11.0 -DoutputDirectory=.cache/jars
 	test -f $@
+
+# Every jar the pom lists, with their run-time dependencies; refetched when the pom changes.
+rck-jars: $(RCK_JARS)
+$(RCK_JARS): tests/rck/pom.xml
+	rm -rf .cache/jars/rck && mkdir -p .cache/jars/rck
+	mvn -q -B -f tests/rck/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/.cache/jars/rck
+	ls .cache/jars/rck/junit-platform-console-standalone-*.jar .cache/jars/rck/iceberg-open-api-*-tests.jar
+	touch $@
 
 # The pinned Allure command line (npm, runs on Java), local to the checkout: no global install.
 $(ALLURE):

@@ -21,6 +21,7 @@ BUILTIN_ADAPTERS = {
     "delta-rs": "conformance.adapters.path_clients:DeltaRsTarget",
     "polars": "conformance.adapters.path_clients:PolarsTarget",
     "pyarrow-dataset": "conformance.adapters.path_clients:PyArrowDatasetTarget",
+    "iceberg-rest": "conformance.adapters.iceberg_rest:IcebergRestTarget",
 }
 DESCRIPTIONS = {
     "uc": "any catalog speaking Unity Catalog's Delta commits API (options: url, token)",
@@ -29,6 +30,7 @@ DESCRIPTIONS = {
     "delta-rs": "delta-rs (deltalake) given only a table's path; profile delta-cm-path-access",
     "polars": "polars read_delta / write_delta given only a table's path; profile delta-cm-path-access",
     "pyarrow-dataset": "naive reader: every Parquet file under the path, no log; profile delta-cm-path-access",
+    "iceberg-rest": "any Iceberg REST catalog; profile iceberg-catalog-commit (options: uri, token, warehouse_dir)",
 }
 
 
@@ -119,6 +121,7 @@ def build_target(name: str, config: Config) -> Target:
         raise ConfigError(f"target {name!r} could not be built: {type(e).__name__}: {e}") from None
     if not isinstance(target, Target):
         raise ConfigError(f"{name!r} does not implement the Target protocol (see docs/certify.md)")
-    if not target.sides or not target.sides <= {"catalog", "client", "engine"}:
-        raise ConfigError(f"{name!r}: `sides` must be a non-empty subset of {{'catalog', 'client', 'engine'}}")
+    sides = {"catalog", "client", "engine", "iceberg-catalog"}
+    if not target.sides or not target.sides <= sides:
+        raise ConfigError(f"{name!r}: `sides` must be a non-empty subset of {sorted(sides)}")
     return target

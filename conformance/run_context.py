@@ -19,7 +19,9 @@ import pytest
 from conformance import fixtures_dir
 from conformance.config import Config, ConfigError
 from conformance.contract.delta import Catalog, CatalogError, DeltaClient, NotSupported, Storage
-from conformance.contract.target import Target, TargetEnv, declared_profiles
+from conformance.contract.iceberg import IcebergEngine
+from conformance.contract.iceberg_catalog import RestCatalogEndpoint
+from conformance.contract.target import Target, TargetEnv, declared_profiles, make_engine, make_iceberg_catalog
 from conformance.observe.deadline import DeadlineExceeded, deadline
 from conformance.registry import build_target
 from conformance.report.results import RunSummary
@@ -36,6 +38,7 @@ SIDE_OF_PROFILE = {
     "delta-cm-reader": "client",
     "delta-cm-path-access": "client",
     "iceberg-row-delta": "engine",
+    "iceberg-catalog-commit": "iceberg-catalog",
 }
 
 
@@ -158,6 +161,14 @@ class RunContext:
         if self._target_catalog is None:
             self._target_catalog = self._built("make_catalog", lambda: self.target.make_catalog(self.env))
         return self._target_catalog
+
+    def engine(self) -> IcebergEngine:
+        """The target's Iceberg engine (side ``engine``), built once by the session fixture."""
+        return self._built("make_engine", lambda: make_engine(self.target, self.env))
+
+    def iceberg_catalog(self) -> RestCatalogEndpoint:
+        """The target's Iceberg REST catalog (side ``iceberg-catalog``), once per run."""
+        return self._built("make_iceberg_catalog", lambda: make_iceberg_catalog(self.target, self.env))
 
     def build_client(self, catalog: Catalog, env: TargetEnv) -> DeltaClient:
         return self._built("make_client", lambda: self.target.make_client(catalog, env))

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from conformance.contract.delta import Catalog, DeltaClient
 from conformance.contract.iceberg import IcebergEngine
+from conformance.contract.iceberg_catalog import RestCatalogEndpoint
 from conformance.contract.target import Kind, Side, TargetEnv
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.client import ReferenceClient
 from reference_impl.faults.registry import Fault
 from reference_impl.iceberg import ModelEngine
+from reference_impl.iceberg_rest.endpoint import start_reference
 
 VERSION = "lakecert-reference-0.1"
 
@@ -25,7 +27,8 @@ class ReferenceTarget:
         self.name = f"faulty:{fault.name}" if fault else "reference"
         self.kind: Kind = "faulty" if fault else "reference"
         # A faulty variant only stands for the side it breaks; the other side stays correct.
-        self.sides: frozenset[Side] = frozenset({fault.side}) if fault else frozenset({"catalog", "client", "engine"})
+        every: frozenset[Side] = frozenset({"catalog", "client", "engine", "iceberg-catalog"})
+        self.sides: frozenset[Side] = frozenset({fault.side}) if fault else every
 
     def version(self) -> str:
         return VERSION
@@ -48,6 +51,11 @@ class ReferenceTarget:
             assert isinstance(engine, ModelEngine)
             return engine
         return ModelEngine()
+
+    def make_iceberg_catalog(self, env: TargetEnv) -> RestCatalogEndpoint:
+        """The reference Iceberg REST catalog, or its faulty variant, served for this run."""
+        faulty = self.fault.cls if self.fault and self.fault.side == "iceberg-catalog" else None
+        return start_reference(env, faulty)  # type: ignore[arg-type]
 
     def close(self) -> None:
         return None

@@ -32,7 +32,7 @@ JAVA_V2_REQUIRED = (
     "default-sort-order-id",
 )  # fmt: skip
 # The catalog calls Java's RESTSessionCatalog makes for Spark's SQL on tables and namespaces
-# (views are left out: undeclared, Java treats them as unsupported).
+# (views: declared too, see REGISTER_AND_VIEWS).
 SPARK_CALLS = {
     "GET /v1/{prefix}/namespaces",
     "POST /v1/{prefix}/namespaces",
@@ -48,6 +48,20 @@ SPARK_CALLS = {
     "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/{prefix}/tables/rename",
+}
+
+
+# Declared beyond Spark's table SQL: register, and the view routes (Java's client then manages views).
+REGISTER_AND_VIEWS = {
+    "POST /v1/{prefix}/namespaces/{namespace}/register",
+    "GET /v1/{prefix}/namespaces/{namespace}/views",
+    "POST /v1/{prefix}/namespaces/{namespace}/views",
+    "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/views/rename",
+    "POST /v1/{prefix}/namespaces/{namespace}/register-view",
 }
 
 
@@ -103,24 +117,27 @@ def assert_error(response: requests.Response, status: int, error_type: str | Non
 def test_config_announces_prefix_and_every_endpoint_spark_calls(server: IcebergRestServer) -> None:
     config = requests.get(f"{server.url}/v1/config", params={"warehouse": "any"}, timeout=5).json()
     assert config["defaults"] == {} and config["overrides"] == {"prefix": PREFIX}
-    assert set(config["endpoints"]) == SPARK_CALLS
+    assert set(config["endpoints"]) == SPARK_CALLS | REGISTER_AND_VIEWS
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS)
 def test_every_declared_endpoint_is_routed(
     server: IcebergRestServer, http: requests.Session, table: tuple[str, str], endpoint: str
 ) -> None:
-    """HEAD on what exists answers 204; anything else reaches its handler (no route-level 404 or 405)."""
+    """HEAD on a table that exists answers 204 (on a missing view 404); anything else reaches its
+    handler (no route-level 404 or 405)."""
     verb, path = endpoint.split(" ")
-    namespace, name = table if verb == "HEAD" else ("missing", "missing")
-    path = path.format(prefix=PREFIX, namespace=namespace, table=name)
+    table_head = verb == "HEAD" and "{view}" not in path
+    namespace, name = table if table_head else ("missing", "missing")
+    path = path.format(prefix=PREFIX, namespace=namespace, table=name, view=name)
     response = http.request(verb, server.url + path, json={} if verb == "POST" else None, timeout=5)
     if verb == "HEAD":
-        assert response.status_code == 204
+        assert response.status_code == (204 if table_head else 404)
     else:
         assert response.status_code in (200, 204, 400, 404)
         if response.status_code == 404:
-            assert response.json()["error"]["type"] in ("NoSuchNamespaceException", "NoSuchTableException")
+            missing = ("NoSuchNamespaceException", "NoSuchTableException", "NoSuchViewException")
+            assert response.json()["error"]["type"] in missing
 
 
 def test_load_table_result_has_what_java_needs(

@@ -15,6 +15,7 @@ from conformance.contract.delta import Catalog, DeltaClient, NotSupported, Stora
 
 if TYPE_CHECKING:
     from conformance.contract.iceberg import IcebergEngine
+    from conformance.contract.iceberg_catalog import RestCatalogEndpoint
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class S3Settings:
 
 
 Kind = Literal["reference", "faulty", "third-party"]
-Side = Literal["catalog", "client", "engine"]
+Side = Literal["catalog", "client", "engine", "iceberg-catalog"]
 
 
 @dataclass
@@ -98,6 +99,10 @@ class TargetBase:
         """Targets with the ``engine`` side build the Iceberg engine under test, once per run."""
         raise NotSupported("this target has no Iceberg engine")
 
+    def make_iceberg_catalog(self, env: TargetEnv) -> RestCatalogEndpoint:
+        """Targets with the ``iceberg-catalog`` side hand over their REST catalog, once per run."""
+        raise NotSupported("this target has no Iceberg REST catalog")
+
 
 FULL_BUDGET: IcebergBudget = {"matrix": "full", "exhaustive": True}
 
@@ -124,6 +129,14 @@ def has_engine(target: Target) -> bool:
 
 def make_engine(target: Target, env: TargetEnv) -> IcebergEngine:
     if not has_engine(target):
-        raise NotSupported(f"target {target.name} has no make_engine(env)")
+        raise TypeError(f"target {target.name} has the engine side but no make_engine(env)")
     engine: IcebergEngine = target.make_engine(env)  # type: ignore[attr-defined]
     return engine
+
+
+def make_iceberg_catalog(target: Target, env: TargetEnv) -> RestCatalogEndpoint:
+    build = getattr(target, "make_iceberg_catalog", None)
+    if "iceberg-catalog" not in target.sides or not callable(build):
+        raise TypeError(f"target {target.name} has the iceberg-catalog side but no make_iceberg_catalog(env)")
+    endpoint: RestCatalogEndpoint = build(env)
+    return endpoint

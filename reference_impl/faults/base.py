@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-Side = Literal["catalog", "client", "engine"]
+Side = Literal["catalog", "client", "engine", "iceberg-catalog"]
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,8 @@ class Fault:
     description: str
     breaks: tuple[str, ...]
     # For side="catalog": a subclass of ReferenceCatalog; "client": of ReferenceClient;
-    # "engine": a callable taking the TargetEnv and returning an IcebergEngine.
+    # "engine": a callable taking the TargetEnv and returning an IcebergEngine;
+    # "iceberg-catalog": a subclass of reference_impl.iceberg_rest.catalog.RestCatalogService.
     cls: Callable[..., object]
 
 

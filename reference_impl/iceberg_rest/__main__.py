@@ -1,13 +1,15 @@
 """``python -m reference_impl.iceberg_rest --warehouse URI [--database FILE] [--port N]``: serve in the foreground.
 
 Storage settings for the server's own FileIO (``s3.endpoint``, keys...) come as ``--io KEY=VALUE``,
-settings handed to clients in every LoadTableResult as ``--table-config KEY=VALUE``.
+settings handed to clients in every LoadTableResult as ``--table-config KEY=VALUE``. Tables may
+live in the warehouse and under each ``--allow-location URI``.
 """
 
 from __future__ import annotations
 
 import argparse
 
+from reference_impl.iceberg_rest.body import DEFAULT_MAX_BODY_BYTES
 from reference_impl.iceberg_rest.runner import DEFAULT_PREFIX, IcebergRestServer
 
 
@@ -31,12 +33,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--io", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--table-config", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--hold-timeout-s", type=float, default=60.0)
+    parser.add_argument("--allow-location", action="append", default=[], metavar="URI")
+    parser.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES)
     args = parser.parse_args(argv)
     server = IcebergRestServer(
         args.warehouse,
         args.database,
         io_properties=_pairs(args.io),
         table_config=_pairs(args.table_config),
+        allowed_locations=args.allow_location,
+        max_body_bytes=args.max_body_bytes,
         prefix=args.prefix,
         host=args.host,
         port=args.port,

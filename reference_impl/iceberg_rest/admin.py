@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 
 from reference_impl.iceberg_rest import errors
+from reference_impl.iceberg_rest.body import read_body
 from reference_impl.iceberg_rest.controller import (
     CommitOutcome,
     CommitRecord,
@@ -101,8 +102,11 @@ def _timeout(exc: ScheduleTimeout) -> errors.IcebergApiError:
     return errors.IcebergApiError(504, "ScheduleTimeout", str(exc))
 
 
-def admin_router(controller: ScheduleController) -> APIRouter:
+def admin_router(controller: ScheduleController, max_body_bytes: int) -> APIRouter:
     router = APIRouter()
+
+    async def body_of(request: Request, empty: bytes = b"") -> Any:
+        return json_body(await read_body(request, max_body_bytes) or empty)
 
     def find(hold_id: int) -> Hold:
         hold = controller.get(hold_id)
@@ -112,7 +116,7 @@ def admin_router(controller: ScheduleController) -> APIRouter:
 
     @router.post("/holds")
     async def create_hold(request: Request) -> JSONResponse:
-        body = parse(HoldRequest, json_body(await request.body()))
+        body = parse(HoldRequest, await body_of(request))
         ns = namespace_of(body.namespace)
         hold = controller.hold(ns, body.table, body.count, writer=body.writer, timeout_s=body.timeout_s)
         return JSONResponse(hold_json(hold), status_code=201)
@@ -128,7 +132,7 @@ def admin_router(controller: ScheduleController) -> APIRouter:
     @router.post("/holds/{hold_id}/wait")
     async def wait_held(hold_id: int, request: Request) -> JSONResponse:
         hold = find(hold_id)
-        body = parse(WaitRequest, json_body(await request.body() or b"{}"))
+        body = parse(WaitRequest, await body_of(request, b"{}"))
         try:
             await run_in_threadpool(hold.wait_held, body.count, body.timeout_s)
         except ScheduleTimeout as e:
@@ -140,7 +144,7 @@ def admin_router(controller: ScheduleController) -> APIRouter:
     @router.post("/holds/{hold_id}/commits/{seq}/release")
     async def release(hold_id: int, seq: int, request: Request) -> JSONResponse:
         hold = find(hold_id)
-        body = parse(ReleaseRequest, json_body(await request.body() or b"{}"))
+        body = parse(ReleaseRequest, await body_of(request, b"{}"))
         commit = next((c for c in hold.commits if c.seq == seq), None)
         if commit is None:
             raise errors.IcebergApiError(404, "NoSuchCommitException", f"Hold {hold_id} holds no commit #{seq}")

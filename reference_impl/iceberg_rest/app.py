@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 
 from reference_impl.iceberg_rest import errors
 from reference_impl.iceberg_rest.admin import admin_router
+from reference_impl.iceberg_rest.body import DEFAULT_MAX_BODY_BYTES, read_body
 from reference_impl.iceberg_rest.catalog import RestCatalogService
 from reference_impl.iceberg_rest.controller import WRITER_HEADER, CommitArrival, ScheduleController, writer_of
 from reference_impl.iceberg_rest.names import Namespace, split_namespace, valid_name
@@ -26,6 +27,7 @@ from reference_impl.iceberg_rest.requests import (
     CommitTableRequest,
     CreateNamespaceRequest,
     CreateTableRequest,
+    RegisterTableRequest,
     RenameTableRequest,
     UpdateNamespacePropertiesRequest,
     identifier_of,
@@ -33,6 +35,8 @@ from reference_impl.iceberg_rest.requests import (
     namespace_of,
     parse,
 )
+from reference_impl.iceberg_rest.view_metadata import CommitViewRequest, CreateViewRequest, RegisterViewRequest
+from reference_impl.iceberg_rest.views import ViewService
 
 # Every route below, as ``CatalogConfig.endpoints`` names them. Clients (Java's RESTSessionCatalog,
 # pyiceberg) call only declared endpoints, and use HEAD for existence checks when it is declared.
@@ -45,12 +49,21 @@ ENDPOINTS = [
     "POST /v1/{prefix}/namespaces/{namespace}/properties",
     "GET /v1/{prefix}/namespaces/{namespace}/tables",
     "POST /v1/{prefix}/namespaces/{namespace}/tables",
+    "POST /v1/{prefix}/namespaces/{namespace}/register",
     "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/{prefix}/tables/rename",
+    "GET /v1/{prefix}/namespaces/{namespace}/views",
+    "POST /v1/{prefix}/namespaces/{namespace}/views",
+    "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/views/rename",
+    "POST /v1/{prefix}/namespaces/{namespace}/register-view",
 ]
 _ERROR_TYPES = {404: "NotFoundException", 405: "MethodNotAllowedException", 415: "UnsupportedMediaTypeException"}
 
@@ -76,13 +89,12 @@ def _table(name: str) -> str:
     return name
 
 
-async def _body(request: Request) -> Any:
-    return json_body(await request.body())
-
-
-def _catalog_router(service: RestCatalogService, controller: ScheduleController) -> APIRouter:
+def _catalog_router(service: RestCatalogService, controller: ScheduleController, max_body_bytes: int) -> APIRouter:
     router = APIRouter()
     run = run_in_threadpool
+
+    async def _body(request: Request) -> Any:
+        return json_body(await read_body(request, max_body_bytes))
 
     @router.get("/namespaces")
     async def list_namespaces(parent: str | None = None) -> Response:
@@ -125,6 +137,13 @@ def _catalog_router(service: RestCatalogService, controller: ScheduleController)
         _table(body.name)
         return _json(await run(service.create_table, ns, body))
 
+    @router.post("/namespaces/{namespace}/register")
+    async def register_table(namespace: str, request: Request) -> Response:
+        ns = _namespace(namespace)
+        body = parse(RegisterTableRequest, await _body(request))
+        name = _table(body.name)
+        return _json(await run(service.register_table, ns, name, body.metadata_location, body.overwrite))
+
     @router.get("/namespaces/{namespace}/tables/{table}")
     async def load_table(namespace: str, table: str, snapshots: str = "all") -> Response:
         if snapshots not in ("all", "refs"):
@@ -160,6 +179,53 @@ def _catalog_router(service: RestCatalogService, controller: ScheduleController)
         await run(service.table_exists, _namespace(namespace), _table(table))
         return _no_content()
 
+    views = ViewService(service)
+
+    @router.get("/namespaces/{namespace}/views")
+    async def list_views(namespace: str) -> Response:
+        return _json(await run(views.list_views, _namespace(namespace)))
+
+    @router.post("/namespaces/{namespace}/views")
+    async def create_view(namespace: str, request: Request) -> Response:
+        ns = _namespace(namespace)
+        body = parse(CreateViewRequest, await _body(request))
+        _table(body.name)
+        return _json(await run(views.create_view, ns, body))
+
+    @router.get("/namespaces/{namespace}/views/{view}")
+    async def load_view(namespace: str, view: str) -> Response:
+        return _json(await run(views.load_view, _namespace(namespace), _table(view)))
+
+    @router.head("/namespaces/{namespace}/views/{view}")
+    async def view_exists(namespace: str, view: str) -> Response:
+        await run(views.view_exists, _namespace(namespace), _table(view))
+        return _no_content()
+
+    @router.post("/namespaces/{namespace}/views/{view}")
+    async def replace_view(namespace: str, view: str, request: Request) -> Response:
+        ns, name = _namespace(namespace), _table(view)
+        body = parse(CommitViewRequest, await _body(request))
+        if body.identifier is not None and identifier_of(body.identifier) != (ns, name):
+            raise errors.bad_request("The body's identifier is not the view of the path")
+        return _json(await run(views.replace_view, ns, name, body))
+
+    @router.delete("/namespaces/{namespace}/views/{view}")
+    async def drop_view(namespace: str, view: str) -> Response:
+        await run(views.drop_view, _namespace(namespace), _table(view))
+        return _no_content()
+
+    @router.post("/views/rename")
+    async def rename_view(request: Request) -> Response:
+        body = parse(RenameTableRequest, await _body(request))
+        await run(views.rename_view, identifier_of(body.source), identifier_of(body.destination))
+        return _no_content()
+
+    @router.post("/namespaces/{namespace}/register-view")
+    async def register_view(namespace: str, request: Request) -> Response:
+        ns = _namespace(namespace)
+        body = parse(RegisterViewRequest, await _body(request))
+        return _json(await run(views.register_view, ns, _table(body.name), body.metadata_location))
+
     @router.post("/tables/rename")
     async def rename_table(request: Request) -> Response:
         body = parse(RenameTableRequest, await _body(request))
@@ -173,8 +239,14 @@ def _error(error: errors.IcebergApiError) -> Response:
     return Response(error.body(), status_code=error.code, media_type="application/json")
 
 
-def build_app(service: RestCatalogService, controller: ScheduleController, prefix: str = "") -> FastAPI:
-    """The catalog under ``/v1/<prefix>`` (announced as ``overrides.prefix``), the holds under ``/lakecert``."""
+def build_app(
+    service: RestCatalogService,
+    controller: ScheduleController,
+    prefix: str = "",
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> FastAPI:
+    """The catalog under ``/v1/<prefix>`` (announced as ``overrides.prefix``), the holds under ``/lakecert``;
+    a request body over ``max_body_bytes`` is a 413."""
     app = FastAPI(title="lakecert reference Iceberg REST catalog", docs_url=None, redoc_url=None, openapi_url=None)
     base = f"/v1/{prefix.strip('/')}" if prefix.strip("/") else "/v1"
 
@@ -184,8 +256,8 @@ def build_app(service: RestCatalogService, controller: ScheduleController, prefi
         overrides = {"prefix": prefix.strip("/")} if prefix.strip("/") else {}
         return JSONResponse({"defaults": {}, "overrides": overrides, "endpoints": ENDPOINTS})
 
-    app.include_router(_catalog_router(service, controller), prefix=base)
-    app.include_router(admin_router(controller), prefix="/lakecert")
+    app.include_router(_catalog_router(service, controller, max_body_bytes), prefix=base)
+    app.include_router(admin_router(controller, max_body_bytes), prefix="/lakecert")
 
     async def api_error(_: Request, exc: Exception) -> Response:
         assert isinstance(exc, errors.IcebergApiError)

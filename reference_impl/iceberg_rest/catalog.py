@@ -10,11 +10,12 @@ compare-and-swap in the store, so two commits can never both build on the same b
 from __future__ import annotations
 
 import contextlib
+import errno
 import re
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from pyiceberg.catalog.rest import (
     ListNamespaceResponse,
@@ -43,15 +44,29 @@ from pyiceberg.table.update import AssertCreate, TableRequirement, TableUpdate, 
 from pyiceberg.typedef import IcebergBaseModel
 
 from reference_impl.iceberg_rest import errors
+from reference_impl.iceberg_rest.defaults import keep_defaults
+from reference_impl.iceberg_rest.locations import AllowedLocations
 from reference_impl.iceberg_rest.names import Namespace, dotted
 from reference_impl.iceberg_rest.requests import CreateTableRequest
-from reference_impl.iceberg_rest.store import PointerStore, Rename
+from reference_impl.iceberg_rest.store import Kind, PointerStore, Rename
+from reference_impl.iceberg_rest.updates import adapt, reformat
 
 _VERSION = re.compile(r"^(\d+)-.*\.metadata\.json$")
 _METADATA_PATH = "write.metadata.path"  # TableProperties.WRITE_METADATA_PATH
-# What applying updates raises for updates that do not fit the table (unknown snapshot, bad schema...).
-_UPDATE_ERRORS = (ValueError, KeyError, NotImplementedError, IcebergValidationError, ResolveError)
+# What applying updates raises for updates that do not fit the table (unknown snapshot, bad schema...;
+# StopIteration: a lookup of a default spec or sort order the updates never added).
+_UPDATE_ERRORS = (
+    ValueError,
+    KeyError,
+    NotImplementedError,
+    IcebergValidationError,
+    ResolveError,
+    RecursionError,
+    StopIteration,
+)
 _CACHE_SIZE = 256
+# Writing a metadata file where the client's names or locations make no valid file: the request's fault.
+_BAD_PATH_ERRNOS = {errno.ENAMETOOLONG, errno.EINVAL, errno.ENOTDIR, errno.EISDIR, errno.EEXIST}
 
 
 def metadata_file_location(metadata: TableMetadata, version: int) -> str:
@@ -115,7 +130,8 @@ class RestCatalogService:
 
     ``io_properties`` configure the server's own FileIO (e.g. ``s3.endpoint``); ``table_config``
     is returned as the ``config`` of every LoadTableResult, for clients that take storage settings
-    from the catalog.
+    from the catalog. Tables and namespace locations must lie in the warehouse or one of
+    ``allowed_locations``.
     """
 
     def __init__(
@@ -124,9 +140,11 @@ class RestCatalogService:
         warehouse: str,
         io_properties: Mapping[str, str] | None = None,
         table_config: Mapping[str, str] | None = None,
+        allowed_locations: Iterable[str] = (),
     ) -> None:
         self.store = store
         self.warehouse = warehouse.rstrip("/")
+        self.locations = AllowedLocations([self.warehouse, *allowed_locations])
         self.io: FileIO = load_file_io(dict(io_properties or {}), self.warehouse)
         self._table_config = dict(table_config or {})
         self._lock_of = _TableLocks()
@@ -141,14 +159,31 @@ class RestCatalogService:
             if (cached := self._cache.get(location)) is not None:
                 self._cache.move_to_end(location)
                 return cached
-        metadata = FromInputFile.table_metadata(self.io.new_input(location))
+        try:
+            metadata = FromInputFile.table_metadata(self.io.new_input(location))
+        except FileNotFoundError:
+            raise errors.metadata_file_missing(location) from None
         self._remember(location, metadata)
         return metadata
 
     def _write_metadata(self, metadata: TableMetadata, location: str) -> None:
-        with self.io.new_output(location).create(overwrite=False) as out:
-            out.write(metadata_json(metadata).encode())
+        self.write_new_file(location, metadata_json(metadata))
         self._remember(location, metadata)
+
+    def write_new_file(self, location: str, text: str) -> None:
+        """Serialise first, so a value that cannot be written leaves no file behind."""
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise errors.bad_request("Metadata holds a string with no UTF-8 form") from None
+        try:
+            with self.io.new_output(location).create(overwrite=False) as out:
+                out.write(data)
+        except OSError as e:
+            self._discard(location)
+            if e.errno in _BAD_PATH_ERRNOS:
+                raise errors.bad_request(f"Cannot write a metadata file at {location!r}: {e.strerror}") from None
+            raise
 
     def _remember(self, location: str, metadata: TableMetadata) -> None:
         with self._cache_lock:
@@ -165,8 +200,10 @@ class RestCatalogService:
         return properties
 
     def create_namespace(self, namespace: Namespace, properties: Mapping[str, str]) -> NamespaceResponse:
+        if "location" in properties:
+            self.locations.check(properties["location"], "Namespace location")
         if not self.store.create_namespace(namespace, properties):
-            raise errors.already_exists(f"namespace {dotted(namespace)}")
+            raise errors.namespace_exists(namespace)
         return NamespaceResponse(namespace=namespace, properties=dict(properties))
 
     def load_namespace(self, namespace: Namespace) -> NamespaceResponse:
@@ -187,6 +224,8 @@ class RestCatalogService:
     ) -> UpdateNamespacePropertiesResponse:
         if overlap := removals & set(updates):
             raise errors.unprocessable(f"Keys both updated and removed: {sorted(overlap)}")
+        if "location" in updates:
+            self.locations.check(updates["location"], "Namespace location")
         result = self.store.update_namespace_properties(namespace, removals, updates)
         if result is None:
             raise errors.no_such_namespace(namespace)
@@ -217,19 +256,21 @@ class RestCatalogService:
         location = self.default_location(namespace, request.name)  # also: 404 when the namespace is missing
         location = (request.location or "").rstrip("/") or location
         if self.store.metadata_location(namespace, request.name) is not None:
-            raise errors.already_exists(f"table {dotted((*namespace, request.name))}")
+            raise errors.table_exists(namespace, request.name)
+        self.refuse_if_taken(namespace, request.name, Kind.TABLE)
         try:
-            metadata = with_row_lineage(
-                new_table_metadata(
-                    schema=request.table_schema,
-                    partition_spec=request.partition_spec or UNPARTITIONED_PARTITION_SPEC,
-                    sort_order=request.write_order or UNSORTED_SORT_ORDER,
-                    location=location,
-                    properties=dict(request.properties),  # it pops format-version from the dict it is given
-                )
+            metadata = new_table_metadata(
+                schema=request.table_schema,
+                partition_spec=request.partition_spec or UNPARTITIONED_PARTITION_SPEC,
+                sort_order=request.write_order or UNSORTED_SORT_ORDER,
+                location=location,
+                properties=dict(request.properties),  # it pops format-version from the dict it is given
             )
+            schema = keep_defaults(metadata.schemas[0], request.table_schema)
+            metadata = with_row_lineage(metadata.model_copy(update={"schemas": [schema]}))
         except _UPDATE_ERRORS as e:
             raise errors.bad_request(f"Cannot create table metadata: {e}") from None
+        self.locations.check_table(metadata.location, metadata.properties)
         if request.stage_create:
             # Nothing is stored: the commit with assert-create creates the table (the spec's create transaction).
             return self._response(None, metadata)
@@ -238,11 +279,14 @@ class RestCatalogService:
         if not self.store.create_table(namespace, request.name, metadata_location):
             self._discard(metadata_location)
             self._require_namespace(namespace)
-            raise errors.already_exists(f"table {dotted((*namespace, request.name))}")
+            self.refuse_if_taken(namespace, request.name, Kind.TABLE)
+            raise errors.table_exists(namespace, request.name)
         return self._response(metadata_location, metadata)
 
     def load_table(self, namespace: Namespace, table: str, snapshots: str = "all") -> TableResponse:
         location = self._current(namespace, table)
+        if not self.io.new_input(location).exists():  # the cache must not hide a file deleted under the table
+            raise errors.metadata_file_missing(location)
         metadata = self.read_metadata(location)
         if snapshots == "refs":
             referenced = {ref.snapshot_id for ref in metadata.refs.values()}
@@ -250,6 +294,38 @@ class RestCatalogService:
                 update={"snapshots": [s for s in metadata.snapshots if s.snapshot_id in referenced]}
             )
         return self._response(location, metadata)
+
+    def register_table(
+        self, namespace: Namespace, table: str, metadata_location: str, overwrite: bool
+    ) -> TableResponse:
+        """Point ``table`` at an existing metadata file (``overwrite``: even if the table exists)."""
+        self._require_namespace(namespace)
+        self.locations.check(metadata_location, "Metadata location")
+        self.refuse_if_taken(namespace, table, Kind.TABLE)
+        with self._lock_of(namespace, table):
+            current = self.store.metadata_location(namespace, table)
+            if current is not None and not overwrite:
+                raise errors.table_exists(namespace, table)
+            metadata = self.read_metadata(metadata_location)
+            self.locations.check_table(metadata.location, metadata.properties)
+            if current is None:
+                registered = self.store.create_table(namespace, table, metadata_location)
+            else:
+                registered = self.store.swap(namespace, table, current, metadata_location)
+            if not registered:
+                raise errors.commit_failed(namespace, table, "the table changed concurrently")
+        return self._response(metadata_location, metadata)
+
+    def refuse_if_taken(self, namespace: Namespace, name: str, kind: Kind) -> None:
+        """409 when an object of the other kind (a view for a table, a table for a view) has the name."""
+        if self.store.metadata_location(namespace, name, kind.other) is not None:
+            raise errors.name_taken(namespace, name, by_view=kind.other is Kind.VIEW)
+
+    def lock_of(self, namespace: Namespace, name: str) -> threading.Lock:
+        return self._lock_of(namespace, name)
+
+    def discard(self, location: str) -> None:
+        self._discard(location)
 
     def table_exists(self, namespace: Namespace, table: str) -> None:
         self._current(namespace, table)
@@ -271,8 +347,8 @@ class RestCatalogService:
             raise errors.no_such_table(*source)
         if result is Rename.NO_SUCH_NAMESPACE:
             raise errors.no_such_namespace(target[0])
-        if result is Rename.TARGET_EXISTS:
-            raise errors.already_exists(f"table {dotted((*target[0], target[1]))}")
+        if result in (Rename.TARGET_EXISTS, Rename.TARGET_IS_VIEW):
+            raise errors.rename_target_taken(source, target, by_view=result is Rename.TARGET_IS_VIEW)
 
     def commit(
         self,
@@ -288,22 +364,24 @@ class RestCatalogService:
                 raise errors.no_such_table(namespace, table)
             if current is None:
                 self._require_namespace(namespace)
+                self.refuse_if_taken(namespace, table, Kind.TABLE)
             base = None if current is None else self.read_metadata(current)
             for requirement in requirements:
-                try:
-                    requirement.validate(base)
-                except CommitFailedException as e:
-                    raise errors.commit_failed(str(e)) from None
+                self._check_requirement(namespace, table, requirement, base)
             if current is not None and base is not None and not updates:
                 return _committed(base, current)  # nothing to change
             try:
-                updated = with_row_lineage(
-                    update_table_metadata(base or _empty_metadata(), updates, metadata_location=current)
-                )
+                start = base or _empty_metadata()
+                adapted, format_version = adapt(start, updates)
+                updated = update_table_metadata(start, adapted, metadata_location=current)
+                updated = with_row_lineage(reformat(updated, format_version))
                 # Re-parse the result as a whole: a commit must never store metadata a reader would reject.
                 updated = TableMetadataUtil.parse_obj(updated.model_dump())
             except _UPDATE_ERRORS as e:
                 raise errors.bad_request(f"Cannot apply updates: {e}") from None
+            previous = None if base is None else {**base.properties, "location": base.location}
+            self.locations.check_table(updated.location, updated.properties, previous)
+            updated = self._to_store(updated)
             location = metadata_file_location(updated, metadata_version(current) + 1 if current else 0)
             self._write_metadata(updated, location)
             if current is None:
@@ -313,8 +391,26 @@ class RestCatalogService:
             if not swapped:
                 # Another server process sharing the store moved the pointer first.
                 self._discard(location)
-                raise errors.commit_failed(f"Table {dotted((*namespace, table))} changed concurrently")
+                raise errors.commit_failed(namespace, table, "the table changed concurrently")
         return _committed(updated, location)
+
+    def _check_requirement(
+        self, namespace: Namespace, table: str, requirement: TableRequirement, base: TableMetadata | None
+    ) -> None:
+        """409 ``CommitFailedException`` unless ``requirement`` holds on ``base`` (a hook of the faulty variants)."""
+        try:
+            requirement.validate(base)
+        except CommitFailedException as e:
+            if isinstance(requirement, AssertCreate):
+                # A create transaction lost to another create: a 409 CommitFailedException (spec),
+                # worded as Java's catalogs word it (the REST Compatibility Kit asserts it).
+                message = f"Table already exists: {dotted((*namespace, table))}"
+                raise errors.IcebergApiError(409, "CommitFailedException", message) from None
+            raise errors.commit_failed(namespace, table, str(e)) from None
+
+    def _to_store(self, metadata: TableMetadata) -> TableMetadata:
+        """The metadata a commit stores: what it built (a hook of the faulty variants)."""
+        return metadata
 
     def _discard(self, location: str) -> None:
         with contextlib.suppress(OSError):  # an orphan metadata file is harmless: nothing points at it

@@ -14,9 +14,23 @@ def dotted(parts: Namespace) -> str:
     return ".".join(parts)
 
 
+# One level becomes one directory of a default table location: a file system's name limit (bytes).
+MAX_NAME_BYTES = 255
+
+
 def valid_name(name: str) -> bool:
-    """A non-empty level that cannot be confused with a separator."""
-    return bool(name) and SEPARATOR not in name
+    """A non-empty level that cannot be confused with a separator nor name another directory.
+
+    Control characters (NUL cannot be in a file name at all), ``.`` and ``..`` (they would place a
+    default table location outside its namespace's directory) and lone surrogates (no UTF-8 form)
+    are refused, as is a level longer than a file name may be.
+    """
+    if not name or name in (".", "..") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        return False
+    try:
+        return len(name.encode("utf-8")) <= MAX_NAME_BYTES
+    except UnicodeEncodeError:
+        return False
 
 
 def split_namespace(segment: str) -> Namespace | None:

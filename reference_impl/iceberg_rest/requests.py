@@ -52,16 +52,37 @@ class UpdateNamespacePropertiesRequest(BaseModel):
     updates: dict[str, str] = Field(default_factory=dict)
 
 
+class RegisterTableRequest(BaseModel):
+    """``RegisterTableRequest``: adopt an existing metadata file as a table's current one."""
+
+    model_config = ConfigDict(strict=True, populate_by_name=True)
+    name: str
+    metadata_location: str = Field(alias="metadata-location")
+    overwrite: bool = False
+
+
 class RenameTableRequest(BaseModel):
     source: TableIdentifier
     destination: TableIdentifier
 
 
 def json_body(raw: bytes) -> Any:
+    """The body as JSON: UTF-8 only (RFC 8259 section 8.1), every string encodable again.
+
+    ``json.loads`` would guess UTF-16/32 from the bytes and let ``\\ud800`` through as a lone
+    surrogate, which has no UTF-8 form: it would fail only when written to a metadata file. Nesting
+    too deep for the parser is malformed input, not a server error.
+    """
     try:
-        return json.loads(raw)
+        body = json.loads(raw.decode("utf-8"))
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise bad_request(f"Malformed JSON body: {e}") from None
+    except UnicodeEncodeError:
+        raise bad_request("Malformed JSON body: a string holds a lone surrogate") from None
+    except RecursionError:
+        raise bad_request("Malformed JSON body: nested too deeply") from None
+    return body
 
 
 def parse(model: type[M], body: Any) -> M:
@@ -72,7 +93,7 @@ def parse(model: type[M], body: Any) -> M:
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors()[:5])
         raise bad_request(f"Invalid {model.__name__}: {problems}") from None
-    except (ValueError, TypeError, AttributeError) as e:
+    except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as e:
         # pyiceberg's own validators raise these for shapes pydantic let through (e.g. a list of properties).
         raise bad_request(f"Invalid {model.__name__}: {e}") from None
 

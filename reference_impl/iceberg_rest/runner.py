@@ -3,12 +3,13 @@ harness) or in the foreground (``python -m reference_impl.iceberg_rest``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 
 from reference_impl.asgi_thread import ServerThread
 from reference_impl.iceberg_rest.app import build_app
+from reference_impl.iceberg_rest.body import DEFAULT_MAX_BODY_BYTES
 from reference_impl.iceberg_rest.catalog import RestCatalogService
 from reference_impl.iceberg_rest.controller import WRITER_HEADER, ScheduleController
 from reference_impl.iceberg_rest.store import PointerStore
@@ -20,7 +21,9 @@ class IcebergRestServer:
     """A reference Iceberg REST catalog on ``host:port`` (port 0: any free port).
 
     ``database`` is the SQLite file of the pointer store (``":memory:"``: gone when stopped);
-    ``warehouse`` is where new tables go. The controller's holds default to ``hold_timeout_s``.
+    ``warehouse`` is where new tables go, and with ``allowed_locations`` where tables may be put.
+    The controller's holds default to ``hold_timeout_s``; bodies over ``max_body_bytes`` are a 413.
+    ``service_cls`` is the catalog's implementation (a faulty variant in the self-test).
     """
 
     def __init__(
@@ -30,6 +33,9 @@ class IcebergRestServer:
         *,
         io_properties: Mapping[str, str] | None = None,
         table_config: Mapping[str, str] | None = None,
+        allowed_locations: Iterable[str] = (),
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        service_cls: type[RestCatalogService] = RestCatalogService,
         prefix: str = DEFAULT_PREFIX,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -37,9 +43,9 @@ class IcebergRestServer:
         log_level: str = "warning",
     ) -> None:
         self.store = PointerStore(database)
-        self.service = RestCatalogService(self.store, warehouse, io_properties, table_config)
+        self.service = service_cls(self.store, warehouse, io_properties, table_config, allowed_locations)
         self.controller = ScheduleController(hold_timeout_s)
-        self.app = build_app(self.service, self.controller, prefix)
+        self.app = build_app(self.service, self.controller, prefix, max_body_bytes)
         self._server = ServerThread(self.app, host, port, log_level)
 
     @property

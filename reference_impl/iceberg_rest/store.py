@@ -31,14 +31,32 @@ CREATE TABLE IF NOT EXISTS tables (
     metadata_location TEXT NOT NULL,
     PRIMARY KEY (namespace, name)
 );
+CREATE TABLE IF NOT EXISTS views (
+    namespace TEXT NOT NULL REFERENCES namespaces(name),
+    name TEXT NOT NULL,
+    metadata_location TEXT NOT NULL,
+    PRIMARY KEY (namespace, name)
+);
 """
 
 
 class Rename(enum.Enum):
     DONE = "done"
-    NO_SUCH_TABLE = "no-such-table"
+    NO_SUCH_TABLE = "no-such-table"  # the source (a table or a view, as renamed) does not exist
     NO_SUCH_NAMESPACE = "no-such-namespace"
-    TARGET_EXISTS = "target-exists"
+    TARGET_EXISTS = "target-exists"  # a table of the target's name
+    TARGET_IS_VIEW = "target-is-view"  # a view of the target's name
+
+
+class Kind(enum.Enum):
+    """A table or a view: they share one name space per namespace (a name is one or the other)."""
+
+    TABLE = "tables"
+    VIEW = "views"
+
+    @property
+    def other(self) -> Kind:
+        return Kind.VIEW if self is Kind.TABLE else Kind.TABLE
 
 
 def _key(namespace: Namespace) -> str:
@@ -105,11 +123,13 @@ class PointerStore:
             return [tuple(json.loads(r[0])) for r in rows.fetchall()]
 
     def drop_namespace(self, namespace: Namespace) -> bool:
-        """False when it does not exist or still holds tables or namespaces."""
+        """False when it does not exist or still holds tables, views or namespaces."""
         key = _key(namespace)
         return self._changed(
             "DELETE FROM namespaces WHERE name = ? AND NOT EXISTS (SELECT 1 FROM tables WHERE namespace = ?)"
+            " AND NOT EXISTS (SELECT 1 FROM views WHERE namespace = ?)"
             " AND NOT EXISTS (SELECT 1 FROM namespaces WHERE parent = ?)",
+            key,
             key,
             key,
             key,
@@ -134,52 +154,63 @@ class PointerStore:
 
     # tables
 
-    def metadata_location(self, namespace: Namespace, table: str) -> str | None:
-        row = self._one("SELECT metadata_location FROM tables WHERE namespace = ? AND name = ?", _key(namespace), table)
+    # tables and views (``kind``; the table names are constants, never input)
+
+    def metadata_location(self, namespace: Namespace, table: str, kind: Kind = Kind.TABLE) -> str | None:
+        sql = f"SELECT metadata_location FROM {kind.value} WHERE namespace = ? AND name = ?"
+        row = self._one(sql, _key(namespace), table)
         return None if row is None else row[0]
 
-    def table_names(self, namespace: Namespace) -> list[str]:
+    def table_names(self, namespace: Namespace, kind: Kind = Kind.TABLE) -> list[str]:
         with self._lock:
-            rows = self._db.execute("SELECT name FROM tables WHERE namespace = ? ORDER BY name", (_key(namespace),))
-            return [r[0] for r in rows.fetchall()]
+            sql = f"SELECT name FROM {kind.value} WHERE namespace = ? ORDER BY name"
+            return [r[0] for r in self._db.execute(sql, (_key(namespace),)).fetchall()]
 
-    def create_table(self, namespace: Namespace, table: str, metadata_location: str) -> bool:
-        """False when the table exists or its namespace does not (the caller checked which)."""
+    def create_table(self, namespace: Namespace, table: str, metadata_location: str, kind: Kind = Kind.TABLE) -> bool:
+        """False when the name is taken (by a table or a view) or the namespace does not exist
+        (the caller checks which)."""
         key = _key(namespace)
         return self._changed(
-            "INSERT INTO tables (namespace, name, metadata_location)"
-            " SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM namespaces WHERE name = ?)",
+            f"INSERT INTO {kind.value} (namespace, name, metadata_location)"
+            " SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM namespaces WHERE name = ?)"
+            f" AND NOT EXISTS (SELECT 1 FROM {kind.other.value} WHERE namespace = ? AND name = ?)",
             key,
             table,
             metadata_location,
             key,
+            key,
+            table,
         )
 
-    def swap(self, namespace: Namespace, table: str, expected: str, new: str) -> bool:
+    def swap(self, namespace: Namespace, table: str, expected: str, new: str, kind: Kind = Kind.TABLE) -> bool:
         """Point the table at ``new`` if it still points at ``expected`` (compare-and-swap)."""
         return self._changed(
-            "UPDATE tables SET metadata_location = ? WHERE namespace = ? AND name = ? AND metadata_location = ?",
+            f"UPDATE {kind.value} SET metadata_location = ? WHERE namespace = ? AND name = ? AND metadata_location = ?",
             new,
             _key(namespace),
             table,
             expected,
         )
 
-    def drop_table(self, namespace: Namespace, table: str) -> bool:
-        return self._changed("DELETE FROM tables WHERE namespace = ? AND name = ?", _key(namespace), table)
+    def drop_table(self, namespace: Namespace, table: str, kind: Kind = Kind.TABLE) -> bool:
+        return self._changed(f"DELETE FROM {kind.value} WHERE namespace = ? AND name = ?", _key(namespace), table)
 
-    def rename_table(self, source: tuple[Namespace, str], target: tuple[Namespace, str]) -> Rename:
+    def rename_table(
+        self, source: tuple[Namespace, str], target: tuple[Namespace, str], kind: Kind = Kind.TABLE
+    ) -> Rename:
         (src_ns, src), (dst_ns, dst) = source, target
-        table_sql = "SELECT 1 FROM tables WHERE namespace = ? AND name = ?"
+        exists_sql = "SELECT 1 FROM {} WHERE namespace = ? AND name = ?"
         with self._tx() as db:
-            if db.execute(table_sql, (_key(src_ns), src)).fetchone() is None:
+            if db.execute(exists_sql.format(kind.value), (_key(src_ns), src)).fetchone() is None:
                 return Rename.NO_SUCH_TABLE
             if db.execute("SELECT 1 FROM namespaces WHERE name = ?", (_key(dst_ns),)).fetchone() is None:
                 return Rename.NO_SUCH_NAMESPACE
-            if db.execute(table_sql, (_key(dst_ns), dst)).fetchone() is not None:
+            if db.execute(exists_sql.format(Kind.TABLE.value), (_key(dst_ns), dst)).fetchone() is not None:
                 return Rename.TARGET_EXISTS
+            if db.execute(exists_sql.format(Kind.VIEW.value), (_key(dst_ns), dst)).fetchone() is not None:
+                return Rename.TARGET_IS_VIEW
             db.execute(
-                "UPDATE tables SET namespace = ?, name = ? WHERE namespace = ? AND name = ?",
+                f"UPDATE {kind.value} SET namespace = ?, name = ? WHERE namespace = ? AND name = ?",
                 (_key(dst_ns), dst, _key(src_ns), src),
             )
         return Rename.DONE

@@ -7,14 +7,14 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.contract.iceberg import IcebergEngine
-from conformance.contract.target import declared_iceberg_budget, make_engine
+from conformance.contract.target import declared_iceberg_budget
 from conformance.run_context import RunContext
 
 
 @pytest.fixture(scope="session")
 def engine(lakecert: RunContext) -> Iterator[IcebergEngine]:
     """The target's engine (side ``engine``), shared by every check; tables are per check."""
-    built = make_engine(lakecert.target, lakecert.env)
+    built = lakecert.engine()
     yield built
     built.close()
 

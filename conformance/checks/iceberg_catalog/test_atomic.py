@@ -1,0 +1,39 @@
+"""Racing commits on one branch: the catalog applies exactly one (REST spec, updateTable: requirements
+are checked against the table's current metadata, and the swap is atomic)."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from conformance.checks.iceberg_catalog.driver import RestDriver, append, on_main
+from conformance.contract.iceberg_catalog import Answer
+
+RACERS = 8
+
+
+@pytest.mark.req("ICE-CAT-ATOMIC-REQUIREMENTS")
+def test_one_of_racing_commits_on_a_branch_wins(rest: RestDriver) -> None:
+    table = rest.new_table()
+    assert rest.commit(table, [on_main(None)], append(1, None, 1)).status == 200
+    start = threading.Barrier(RACERS)
+
+    def racer(i: int) -> Answer:
+        # Every racer built on snapshot 1, as writers that read the table at the same time do.
+        start.wait(timeout=120)
+        return rest.commit(table, [on_main(1)], append(100 + i, 1, 2))
+
+    with ThreadPoolExecutor(RACERS) as pool:
+        answers = list(pool.map(racer, range(RACERS)))
+    statuses = [a.status for a in answers]
+    winners = [100 + i for i, a in enumerate(answers) if a.status == 200]
+    assert len(winners) == 1, f"{len(winners)} of {RACERS} commits requiring main = 1 applied: {statuses}"
+    losers = [a for a in answers if a.status != 200]
+    assert all(a.status == 409 and a.error_type == "CommitFailedException" for a in losers), [
+        (a.status, a.error_type) for a in losers
+    ]
+    metadata = rest.load(table)["metadata"]
+    assert metadata["refs"]["main"]["snapshot-id"] == winners[0]
+    assert sorted(s["snapshot-id"] for s in metadata["snapshots"]) == [1, winners[0]]
