@@ -10,11 +10,16 @@ ALLURE := .cache/allure/node_modules/allure-commandline/dist/bin/allure
 # Spark 4.1 is the version both Delta and Iceberg publish for; pyspark is pinned in pyproject.toml.
 ICEBERG_JAR := .cache/jars/iceberg-spark-runtime-4.1_2.13-1.11.0.jar
 ICEBERG_AWS_JAR := .cache/jars/iceberg-aws-bundle-1.11.0.jar
+# Delta Kernel (the delta-kernel target): its jars from Maven Central per the pom, and lakecert's driver
+# compiled against them with javac (conformance/adapters/delta_kernel/).
+KERNEL_DIR := conformance/adapters/delta_kernel/java
+KERNEL_JARS := .cache/jars/kernel/.fetched
+KERNEL_DRIVER := .cache/kernel-driver/lakecert/kernel/Driver.class
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: setup certify test lint selftest bench bench-spark docs clean
 
-setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR)
+setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(KERNEL_DRIVER)
 
 # Jars for Spark, fetched once from Maven Central into the checkout (no resolver at run time).
 $(ICEBERG_JAR):
@@ -26,6 +31,16 @@ $(ICEBERG_JAR):
 $(ICEBERG_AWS_JAR):
 	mkdir -p .cache/jars
 	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-aws-bundle:1.11.0 -DoutputDirectory=.cache/jars
+	test -f $@
+
+$(KERNEL_JARS): $(KERNEL_DIR)/pom.xml
+	rm -rf .cache/jars/kernel && mkdir -p .cache/jars/kernel
+	mvn -q -f $(KERNEL_DIR)/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/.cache/jars/kernel
+	test -f .cache/jars/kernel/delta-kernel-api-4.4.0.jar && touch $@
+
+$(KERNEL_DRIVER): $(KERNEL_JARS) $(wildcard $(KERNEL_DIR)/src/lakecert/kernel/*.java)
+	rm -rf .cache/kernel-driver && mkdir -p .cache/kernel-driver
+	javac -nowarn -d .cache/kernel-driver -cp "$$(ls .cache/jars/kernel/*.jar | tr '\n' ':')" $(KERNEL_DIR)/src/lakecert/kernel/*.java
 	test -f $@
 
 # The pinned Allure command line (npm, runs on Java), local to the checkout: no global install.

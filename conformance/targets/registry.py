@@ -20,6 +20,7 @@ BUILTIN_ADAPTERS = {
     "delta-rs": "conformance.targets.path_clients:DeltaRsTarget",
     "polars": "conformance.targets.path_clients:PolarsTarget",
     "pyarrow-dataset": "conformance.targets.path_clients:PyArrowDatasetTarget",
+    "delta-kernel": "conformance.adapters.delta_kernel:DeltaKernelTarget",
 }
 DESCRIPTIONS = {
     "uc": "any catalog speaking Unity Catalog's Delta commits API (options: url, token)",
@@ -28,6 +29,7 @@ DESCRIPTIONS = {
     "delta-rs": "delta-rs (deltalake) given only a table's path; profile delta-cm-path-access",
     "polars": "polars read_delta / write_delta given only a table's path; profile delta-cm-path-access",
     "pyarrow-dataset": "naive reader: every Parquet file under the path, no log; profile delta-cm-path-access",
+    "delta-kernel": "Delta Kernel 4.4.0 (Java) through the reference catalog served over UC's HTTP API; writer, reader",
 }
 
 

@@ -1,0 +1,1 @@
+"""Built-in adapters for real systems under test (catalogs, clients, engines)."""
