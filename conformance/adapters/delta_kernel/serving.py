@@ -96,7 +96,7 @@ class ServedCatalog:
 
     def bind(self, catalog: Catalog) -> None:
         """Serve ``catalog`` from now on (each check binds its own recording catalog)."""
-        if reference_database(catalog) != reference_database(cast(Catalog, self._bound._catalog())):
+        if reference_database(catalog) != reference_database(self._bound._catalog()):
             raise ValueError("a served catalog is bound to one reference catalog for its whole life")
         self._bound.current = catalog
 

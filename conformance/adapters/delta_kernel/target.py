@@ -59,9 +59,20 @@ def storage_uri(path: str) -> str:
 class KernelClient:
     """The ``DeltaClient`` of one check: requests to the run's driver, events into the check's transcript."""
 
-    def __init__(self, process: KernelProcess, transcript: Transcript | None) -> None:
+    def __init__(self, process: KernelProcess, catalog: Catalog, transcript: Transcript | None) -> None:
         self._process = process
+        self._catalog = getattr(catalog, "inner", catalog)  # unrecorded: the check judges Kernel's calls only
         self._transcript = transcript
+
+    def _require_file_commits(self, name: str) -> None:
+        """``NotSupported`` when the catalog holds inline commits of the table: UC's API (the only
+        catalog API Kernel's UC support speaks) lists commits as staged files and cannot carry them."""
+        try:
+            table_id = self._catalog.resolve(name).table_id
+        except TableNotFound:
+            return  # Kernel is told so by the catalog itself
+        if any(c.inline_content is not None for c in self._catalog.get_commits(table_id).commits):
+            raise NotSupported("the table has inline commits, which Unity Catalog's API cannot give Kernel")
 
     def _observe(self, event: dict[str, Any]) -> None:
         if self._transcript is None:
@@ -74,6 +85,8 @@ class KernelClient:
             self._transcript.add("storage", "put", args, True)
 
     def _call(self, op: str, name: str, **args: Any) -> Any:
+        if op != "create_table":
+            self._require_file_commits(name)
         catalog, schema, table = (UC_CATALOG, UC_SCHEMA, name) if name.count(".") != 2 else name.split(".")
         request = {"op": op, "catalog": catalog, "schema": schema, "name": table, **args}
         try:
@@ -147,7 +160,7 @@ class DeltaKernelTarget:
         if self._process is None:
             self._process = KernelProcess(self._served.url, jars=self._jars, classes=self._classes, java=self._java)
         transcript = getattr(catalog, "transcript", None)
-        return KernelClient(self._process, transcript if isinstance(transcript, Transcript) else None)
+        return KernelClient(self._process, catalog, transcript if isinstance(transcript, Transcript) else None)
 
     def close(self) -> None:
         if self._process is not None:

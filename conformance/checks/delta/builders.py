@@ -25,13 +25,14 @@ def ict_of(version: int) -> int:
     return BASE_ICT + version * ICT_STEP
 
 
-def version0(table_id: str) -> bytes:
-    """The creating commit of a catalog-managed table (RFC "Catalog-managed Table Enablement")."""
+def version0(table_id: str, properties: dict[str, str] | None = None) -> bytes:
+    """The creating commit of a catalog-managed table (RFC "Catalog-managed Table Enablement"),
+    with ``properties`` added to its configuration."""
     return A.encode_commit(
         [
             A.commit_info_action(ict_of(0), str(uuid.uuid4()), "CREATE TABLE"),
             A.protocol_action(),
-            A.metadata_action(table_id, ict_of(0), A.default_configuration()),
+            A.metadata_action(table_id, ict_of(0), {**A.default_configuration(), **(properties or {})}),
         ]
     )
 

@@ -17,6 +17,7 @@ import io.delta.kernel.data.Row;
 import io.delta.kernel.defaults.engine.DefaultEngine;
 import io.delta.kernel.engine.Engine;
 import io.delta.kernel.exceptions.CheckpointAlreadyExistsException;
+import io.delta.kernel.exceptions.KernelException;
 import io.delta.kernel.expressions.Literal;
 import io.delta.kernel.internal.InternalScanFileUtils;
 import io.delta.kernel.internal.actions.AddFile;
@@ -264,6 +265,10 @@ final class KernelClient implements AutoCloseable {
       snapshot.writeCheckpoint(engine);
     } catch (CheckpointAlreadyExistsException e) {
       // already there: that version is checkpointed all the same
+    } catch (KernelException e) {
+      // Kernel declines (e.g. the snapshot has unpublished commits): no checkpoint. Whether it
+      // wrote anything all the same is judged from the storage events, not from this answer.
+      return NullNode.getInstance();
     }
     return JSON.getNodeFactory().numberNode(snapshot.getVersion());
   }
