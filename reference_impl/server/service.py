@@ -457,8 +457,18 @@ class CatalogService:
     def _commit_out(self, commit: RatifiedCommit, files: dict[str, tuple[int, int]]) -> M.DeltaCommitInfoOut:
         ts = commit.in_commit_timestamp or 0
         if commit.staged_uri is None:
-            content = base64.b64encode(commit.inline_content or b"").decode("ascii")
-            return M.DeltaCommitInfoOut(version=commit.version, timestamp=ts, inline_content=content)
+            # UC's models require the file fields: an inline commit has no file (empty name, size of
+            # its content, its timestamp), so SDKs parse the listing; inline_content says what it is.
+            raw = commit.inline_content or b""
+            content = base64.b64encode(raw).decode("ascii")
+            return M.DeltaCommitInfoOut(
+                version=commit.version,
+                timestamp=ts,
+                file_name="",
+                file_size=len(raw),
+                file_modification_timestamp=ts,
+                inline_content=content,
+            )
         file_name = commit.staged_uri.rsplit("/", 1)[-1]
         size, mtime = files.get(file_name, (0, 0))
         return M.DeltaCommitInfoOut(
