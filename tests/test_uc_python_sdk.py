@@ -161,3 +161,46 @@ def test_get_commits_fields_from_body_or_query_must_agree(server: str, tmp_path:
     assert from_body.status_code == mixed.status_code == 200
     assert from_body.json() == mixed.json()
     assert disagree.status_code == not_int.status_code == repeated.status_code == 400
+
+
+def test_namespace_patch_and_delete(server: str) -> None:
+    async def use(client: Any) -> tuple[Any, Any, Any]:
+        catalogs, schemas = uc.CatalogsApi(client), uc.SchemasApi(client)
+        await catalogs.create_catalog(UM.CreateCatalog(name="sdk_ns"))
+        await schemas.create_schema(UM.CreateSchema(name="s1", catalog_name="sdk_ns"))
+        renamed = await catalogs.update_catalog("sdk_ns", UM.UpdateCatalog(new_name="sdk_ns2", comment="c"))
+        schema = await schemas.update_schema("sdk_ns2.s1", UM.UpdateSchema(comment="s", properties={"k": "v"}))
+        with pytest.raises(uc.ApiException) as not_empty:
+            await catalogs.delete_catalog("sdk_ns2")  # holds a schema: needs force
+        assert not_empty.value.status == 400
+        assert (await catalogs.get_catalog("sdk_ns2")).name == "sdk_ns2"
+        await catalogs.delete_catalog("sdk_ns2", force=True)
+        with pytest.raises(uc.ApiException) as gone:
+            await catalogs.get_catalog("sdk_ns2")
+        return renamed, schema, gone.value.status
+
+    renamed, schema, gone = call(server, use)
+    assert (renamed.name, renamed.comment) == ("sdk_ns2", "c")
+    assert (schema.full_name, schema.comment, schema.properties) == ("sdk_ns2.s1", "s", {"k": "v"})
+    assert gone == 404
+
+
+def test_namespaces_holding_tables_are_neither_renamed_nor_deleted(server: str) -> None:
+    create_table(server, "sdk_t5")
+
+    async def use(client: Any) -> list[int]:
+        statuses = []
+        for attempt in (
+            uc.CatalogsApi(client).delete_catalog("unity", force=True),
+            uc.SchemasApi(client).delete_schema("unity.default", force=True),
+            uc.SchemasApi(client).update_schema("unity.default", UM.UpdateSchema(new_name="other")),
+        ):
+            try:
+                await attempt
+                statuses.append(200)
+            except uc.ApiException as e:
+                statuses.append(e.status)
+        await uc.TablesApi(client).get_table("unity.default.sdk_t5")  # still there
+        return statuses
+
+    assert call(server, use) == [400, 400, 400]

@@ -183,9 +183,11 @@ def build_app(
     app.add_exception_handler(Exception, handle_unexpected)
     app.add_middleware(EdgeMiddleware, max_body_bytes=max_body_bytes)
     app.include_router(uc_router())
+    from reference_impl.server.namespaces import namespaces_router
     from reference_impl.server.uc_compat import compat_router
 
     app.include_router(compat_router())
+    app.include_router(namespaces_router())
     if delta_v1:
         from reference_impl.server.delta_v1 import v1_router
         from reference_impl.server.delta_v1_tables import tables_router
