@@ -1,5 +1,6 @@
 """The delta-kernel target end to end: Delta Kernel 4.4.0 (a real JVM, the jars `make setup` fetched)
-through the reference catalog served over UC's HTTP API, judged by the writer and reader profiles."""
+through the reference catalog served over UC's HTTP API, judged by the writer, reader and path-access
+profiles."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def _status(res: dict[str, Any], requirement: str) -> str:
 @pytest.mark.slow
 def test_kernel_gets_a_verdict_for_writer_and_reader(kernel_run: tuple[int, dict[str, Any], Path]) -> None:
     code, res, _ = kernel_run
-    assert set(res["run_info"]["profiles"]) == {"delta-cm-writer", "delta-cm-reader"}
+    assert set(res["run_info"]["profiles"]) == {"delta-cm-writer", "delta-cm-reader", "delta-cm-path-access"}
     assert res["counts"]["ERROR"] == 0
     # Kernel's real deviations (docs/compatibility.md): it checkpoints against the catalog's policy,
     # which UC's API cannot tell it, and cannot stage into a local table it did not create.
@@ -43,6 +44,8 @@ def test_kernel_gets_a_verdict_for_writer_and_reader(kernel_run: tuple[int, dict
     assert _status(res, "WRT-DISCOVERY") == "FAIL"
     assert res["profiles"]["delta-cm-writer"]["verdict"] == "NOT_CERTIFIED"
     assert res["profiles"]["delta-cm-reader"]["verdict"] == "CERTIFIED"
+    # Given only the path, Kernel refuses the catalog-managed table (no max catalog version).
+    assert res["profiles"]["delta-cm-path-access"]["verdict"] == "CERTIFIED"
     assert code == 1
 
 

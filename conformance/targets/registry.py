@@ -29,7 +29,7 @@ DESCRIPTIONS = {
     "delta-rs": "delta-rs (deltalake) given only a table's path; profile delta-cm-path-access",
     "polars": "polars read_delta / write_delta given only a table's path; profile delta-cm-path-access",
     "pyarrow-dataset": "naive reader: every Parquet file under the path, no log; profile delta-cm-path-access",
-    "delta-kernel": "Delta Kernel 4.4.0 (Java) through the reference catalog served over UC's HTTP API; writer, reader",
+    "delta-kernel": "Delta Kernel 4.4.0 (Java) through the reference catalog served over UC's API; all client profiles",
 }
 
 

@@ -11,6 +11,9 @@ driver announces each one and waits until it is recorded in the check's transcri
 event, so ordering checks (staged before proposed, publication order, what a checkpoint covers)
 judge Kernel from an exact, ordered record, as they judge Python clients. Reads are not recorded.
 
+Path access (``path_contract``): ``read_path``/``append_path`` load the table with
+``TableManager.loadSnapshot(location)``, as Kernel is used for tables without a catalog.
+
 Kernel 4.4.0 has no API for log compaction files on request or for metadata cleanup:
 ``compact_log`` and ``cleanup`` raise ``NotSupported``. Only local (``file://``) warehouses are
 supported for now.
@@ -97,6 +100,17 @@ class KernelClient:
                 raise
             raise error(str(e)) from e
 
+    def read_path(self, location: str) -> list[dict[str, object]]:
+        """Path access (``path_contract``): ``TableManager.loadSnapshot(location)``, no catalog."""
+        rows = self._process.call({"op": "read_path", "location": location}, self._observe)
+        out: list[dict[str, object]] = [{"id": r.get("id"), "value": r.get("value")} for r in rows]
+        return sorted(out, key=lambda r: (0, r["id"]) if isinstance(r["id"], int) else (1, 0))
+
+    def append_path(self, location: str, rows: Sequence[dict[str, object]]) -> None:
+        """Path access: a Kernel append transaction on the table at ``location``, no catalog."""
+        request = {"op": "append_path", "location": location, "rows": [dict(r) for r in rows]}
+        self._process.call(request, self._observe)
+
     def create_table(self, name: str) -> None:
         self._call("create_table", name)
 
@@ -135,7 +149,7 @@ class DeltaKernelTarget:
     name = "delta-kernel"
     kind: Kind = "third-party"
     sides: frozenset[Side] = frozenset({"client"})
-    profiles: ClassVar[tuple[str, ...]] = ("delta-cm-writer", "delta-cm-reader")
+    profiles: ClassVar[tuple[str, ...]] = ("delta-cm-writer", "delta-cm-reader", "delta-cm-path-access")
 
     def __init__(self, jars: str | None = None, classes: str | None = None, java: str = "java") -> None:
         self._jars = Path(jars) if jars else DEFAULT_JARS

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.delta.kernel.Operation;
 import io.delta.kernel.Scan;
 import io.delta.kernel.Snapshot;
+import io.delta.kernel.TableManager;
 import io.delta.kernel.Transaction;
 import io.delta.kernel.TransactionCommitResult;
 import io.delta.kernel.DataWriteContext;
@@ -131,6 +132,10 @@ final class KernelClient implements AutoCloseable {
         return checkpoint(req);
       case "read":
         return read(req);
+      case "read_path":
+        return rows(pathSnapshot(req));
+      case "append_path":
+        return appendPath(req);
       default:
         throw new IllegalArgumentException("unknown op " + op);
     }
@@ -275,6 +280,30 @@ final class KernelClient implements AutoCloseable {
 
   private JsonNode read(JsonNode req) throws Exception {
     Snapshot snapshot = snapshot(resolve(req), optLong(req, "version"), optLong(req, "timestamp_ms"));
+    ObjectNode out = JSON.createObjectNode().put("version", snapshot.getVersion());
+    out.set("rows", rows(snapshot));
+    return out;
+  }
+
+  /** Path access (profile delta-cm-path-access): the table by its location alone, no catalog. */
+  private Snapshot pathSnapshot(JsonNode req) {
+    return TableManager.loadSnapshot(req.path("location").asText()).build(engine);
+  }
+
+  private JsonNode appendPath(JsonNode req) throws Exception {
+    Transaction txn = pathSnapshot(req).buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE).build(engine);
+    List<Long> ids = new ArrayList<>();
+    List<String> values = new ArrayList<>();
+    for (JsonNode row : req.path("rows")) {
+      ids.add(row.path("id").asLong());
+      values.add(row.path("value").isTextual() ? row.path("value").asText() : null);
+    }
+    List<Row> actions = writeRows(txn, ids, values);
+    TransactionCommitResult result = txn.commit(engine, CloseableIterable.inMemoryIterable(Iterators.of(actions)));
+    return JSON.getNodeFactory().numberNode(result.getVersion());
+  }
+
+  private ArrayNode rows(Snapshot snapshot) throws Exception {
     Scan scan = snapshot.getScanBuilder().build();
     Row scanState = scan.getScanState(engine);
     StructType physicalSchema = ScanStateRow.getPhysicalDataReadSchema(scanState);
@@ -295,9 +324,7 @@ final class KernelClient implements AutoCloseable {
         }
       }
     }
-    ObjectNode out = JSON.createObjectNode().put("version", snapshot.getVersion());
-    out.set("rows", rows);
-    return out;
+    return rows;
   }
 
   @Override
