@@ -204,3 +204,26 @@ def test_namespaces_holding_tables_are_neither_renamed_nor_deleted(server: str) 
         return statuses
 
     assert call(server, use) == [400, 400, 400]
+
+
+def test_dropped_table_is_gone_and_its_name_free(server: str) -> None:
+    first = create_table(server, "sdk_drop")
+    commit(server, first, 1)
+
+    async def use(client: Any) -> int:
+        tables = uc.TablesApi(client)
+        await tables.delete_table("unity.default.sdk_drop")
+        with pytest.raises(uc.ApiException) as gone:
+            await tables.get_table("unity.default.sdk_drop")
+        with pytest.raises(uc.ApiException) as again:
+            await tables.delete_table("unity.default.sdk_drop")
+        assert again.value.status == 404
+        return int(gone.value.status)
+
+    assert call(server, use) == 404
+    with pytest.raises(uc.ApiException) as no_commit:
+        commit(server, first, 2)  # the dropped table takes no commits
+    assert no_commit.value.status == 404
+    second = create_table(server, "sdk_drop")  # the name is free again, for a new table
+    assert second.id != first.id
+    assert get_commits(server, second.id, second.staging_location).latest_table_version == 0

@@ -147,14 +147,13 @@ class MetaStore:
         return [Namespace(c, n, i, cm, json.loads(p), r, t) for c, n, i, cm, p, r, t in rows]
 
     def namespace_holds_tables(self, catalog: str, schema: str | None = None) -> bool:
-        """Whether a catalog (or one of its schemas) holds a table or a staging table."""
+        """Whether a catalog (or one of its schemas) holds a table."""
         where, args = "catalog_name = ?", [catalog]
         if schema is not None:
             where, args = where + " AND schema_name = ?", [catalog, schema]
         with self._store.read() as tx:
             return any(
-                tx.conn.execute(f"SELECT 1 FROM {t} WHERE {where} LIMIT 1", args).fetchone()
-                for t in ("uc_tables", "uc_staging_tables")
+                tx.conn.execute(f"SELECT 1 FROM {t} WHERE {where} LIMIT 1", args).fetchone() for t in ("uc_tables",)
             )
 
     def update_namespace(
@@ -231,6 +230,12 @@ class MetaStore:
                     record.created_at,
                 ),
             )
+
+    def delete_table(self, table_id: str) -> None:
+        """Forget a dropped table's UC records (and its staging record: it cannot be created again)."""
+        with self._store.write() as tx:
+            for table in ("uc_tables", "uc_staging_tables", "uc_commit_files"):
+                tx.conn.execute(f"DELETE FROM {table} WHERE table_id = ?", (table_id,))
 
     def update_table(self, table_id: str, *, properties: dict[str, str] | None, comment: str | None) -> None:
         with self._store.write() as tx:

@@ -1,9 +1,9 @@
 """Changing and deleting catalogs and schemas (UC's ``PATCH``/``DELETE /catalogs/{name}`` and
-``/schemas/{full_name}``), as UC's SDKs offer them.
+``/schemas/{full_name}``) and dropping tables (``DELETE /tables/{full_name}``), as UC's SDKs offer them.
 
-Tables are registered in the reference catalog under their full names, and lakecert serve has no
-table drop, so a namespace that holds a table (or a staging table) can be neither renamed nor
-deleted, even with ``force``: the request is refused (400) and changes nothing. An empty namespace
+Tables are registered in the reference catalog under their full names, so a namespace that holds
+a table can be neither renamed nor deleted, even with ``force``: the request
+is refused (400) and changes nothing; drop its tables first. A dropped table's name is free again. An empty namespace
 is deleted; one with only schemas needs ``force`` (UC's rule), and its schemas go with it.
 """
 
@@ -17,7 +17,7 @@ from reference_impl.server import models as M
 from reference_impl.server.app import PREFIX, Svc, Who
 from reference_impl.server.auth import Principal
 from reference_impl.server.errors import ApiError, invalid
-from reference_impl.server.service import CatalogService, check_name
+from reference_impl.server.service import CatalogService, catalog_errors, check_name
 
 Force = Annotated[bool | None, Query(description="Delete what the namespace holds too (not tables)")]
 
@@ -71,7 +71,7 @@ def namespaces_router() -> APIRouter:
         _admin(who, "deleting a catalog")
         svc.get_catalog(who, name)
         if svc.meta.namespace_holds_tables(name):
-            raise ApiError("FAILED_PRECONDITION", f"catalog {name} holds tables, which lakecert serve cannot drop")
+            raise ApiError("FAILED_PRECONDITION", f"catalog {name} holds tables, drop them first")
         if svc.meta.schemas(name) and not force:
             raise ApiError("FAILED_PRECONDITION", f"catalog {name} is not empty: delete its schemas or use force")
         svc.meta.delete_namespace(name)
@@ -91,8 +91,18 @@ def namespaces_router() -> APIRouter:
         catalog, schema = _schema_name(full_name)
         svc.get_schema(who, full_name)
         if svc.meta.namespace_holds_tables(catalog, schema):
-            raise ApiError("FAILED_PRECONDITION", f"schema {full_name} holds tables, which lakecert serve cannot drop")
+            raise ApiError("FAILED_PRECONDITION", f"schema {full_name} holds tables, drop them first")
         svc.meta.delete_namespace(catalog, schema)
+        return {}
+
+    @r.delete("/tables/{full_name}", tags=["Tables"], operation_id="deleteTable")
+    def delete_table(full_name: str, svc: Svc, who: Who) -> dict[str, Any]:
+        # RFC "Creating and Dropping": a soft drop (the name goes; files stay, as UC leaves them too).
+        _admin(who, "dropping a table")
+        info, _ = svc.resolve(who, full_name)
+        with catalog_errors():
+            svc.catalog.drop_table(full_name)
+        svc.meta.delete_table(info.table_id)
         return {}
 
     return r
