@@ -227,3 +227,29 @@ def test_dropped_table_is_gone_and_its_name_free(server: str) -> None:
     second = create_table(server, "sdk_drop")  # the name is free again, for a new table
     assert second.id != first.id
     assert get_commits(server, second.id, second.staging_location).latest_table_version == 0
+
+
+def test_metadata_commit_replaces_properties_and_columns_as_uc_does(server: str) -> None:
+    staged = create_table(server, "sdk_meta")
+    uri = P.staged_uri(staged.staging_location, 1, str(uuid.uuid4()))
+    LocalStorage().put(uri, Driver.metadata_commit(staged.id, 1))
+    info = UM.DeltaCommitInfo(
+        version=1, timestamp=1001, file_name=uri.rsplit("/", 1)[1], file_size=100, file_modification_timestamp=1001
+    )
+    column = UM.ColumnInfo(name="id", type_text="long", type_name=UM.ColumnTypeName.LONG, position=0, nullable=True)
+    metadata = UM.DeltaMetadata(
+        description="new comment",
+        var_schema=UM.ColumnInfos(columns=[column]),
+        properties=UM.DeltaCommitMetadataProperties(properties={"delta.enableInCommitTimestamps": "true"}),
+    )
+    body = UM.DeltaCommit(table_id=staged.id, table_uri=staged.staging_location, commit_info=info, metadata=metadata)
+    call(server, lambda client: uc.DeltaCommitsApi(client).commit(body))
+    table = call(server, lambda client: uc.TablesApi(client).get_table("unity.default.sdk_meta"))
+    assert table.comment == "new comment"
+    assert [(c.name, c.type_name) for c in table.columns] == [("id", UM.ColumnTypeName.LONG)]
+    # Replaced whole, as UC 0.6.0 does; the catalog still says what the table is.
+    assert table.properties == {
+        "delta.enableInCommitTimestamps": "true",
+        "delta.feature.catalogManaged": "supported",
+        "io.unitycatalog.tableId": staged.id,
+    }

@@ -237,8 +237,17 @@ class MetaStore:
             for table in ("uc_tables", "uc_staging_tables", "uc_commit_files"):
                 tx.conn.execute(f"DELETE FROM {table} WHERE table_id = ?", (table_id,))
 
-    def update_table(self, table_id: str, *, properties: dict[str, str] | None, comment: str | None) -> None:
+    def update_table(
+        self,
+        table_id: str,
+        *,
+        properties: dict[str, str] | None,
+        comment: str | None,
+        columns: list[dict[str, Any]] | None = None,
+    ) -> None:
         with self._store.write() as tx:
+            if columns is not None:
+                tx.conn.execute("UPDATE uc_tables SET columns = ? WHERE table_id = ?", (json.dumps(columns), table_id))
             if properties is not None:
                 tx.conn.execute(
                     "UPDATE uc_tables SET properties = ? WHERE table_id = ?", (json.dumps(properties), table_id)

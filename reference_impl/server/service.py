@@ -439,8 +439,12 @@ class CatalogService:
             return False
 
     def _apply_metadata(self, table_id: str, metadata: M.DeltaMetadata) -> None:
+        # As UC's DeltaCommitRepository.updateTableMetadata (0.6.0): properties and columns are
+        # replaced whole (protocol-derived properties sent at creation go too), the comment set.
         props = metadata.properties.properties if metadata.properties else None
-        self.meta.update_table(table_id, properties=props, comment=metadata.description)
+        schema = metadata.schema_.columns if metadata.schema_ is not None else None
+        columns = None if schema is None else [c.model_dump(exclude_none=True) for c in schema]
+        self.meta.update_table(table_id, properties=props, comment=metadata.description, columns=columns)
 
     def get_commits(self, who: Principal, req: M.DeltaGetCommits) -> M.DeltaGetCommitsResponse:
         row = self._commit_target(who, req.table_id, req.table_uri, writing=False)
