@@ -66,8 +66,10 @@ class KernelProcess:
         classes: Path = DEFAULT_CLASSES,
         java: str = "java",
         timeout_s: float = 600.0,
+        hadoop: dict[str, str] | None = None,
     ) -> None:
-        command = [java, "-Xmx1g", "-cp", classpath(jars, classes), MAIN_CLASS, url, token or ""]
+        settings = [f"{k}={v}" for k, v in (hadoop or {}).items()]
+        command = [java, "-Xmx1g", "-cp", classpath(jars, classes), MAIN_CLASS, url, token or "", *settings]
         self._proc = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
         )

@@ -15,8 +15,8 @@ Path access (``path_contract``): ``read_path``/``append_path`` load the table wi
 ``TableManager.loadSnapshot(location)``, as Kernel is used for tables without a catalog.
 
 Kernel 4.4.0 has no API for log compaction files on request or for metadata cleanup:
-``compact_log`` and ``cleanup`` raise ``NotSupported``. Only local (``file://``) warehouses are
-supported for now.
+``compact_log`` and ``cleanup`` raise ``NotSupported``. Local (``file://``) warehouses
+and ``s3://`` warehouses (Hadoop's S3A, path-style, at the run's store) are supported.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from conformance.targets.contract import (
     TableNotFound,
 )
 from conformance.targets.target import Kind, Side, TargetEnv
+from reference_impl.storage.s3 import S3Settings
 
 KERNEL_VERSION = "4.4.0"
 # The driver's classification of what Kernel raised -> the contract's error classes.
@@ -57,6 +58,25 @@ def storage_uri(path: str) -> str:
     if path.startswith("/"):
         return "file://" + path
     return path
+
+
+def s3a_settings(s3: S3Settings | None) -> dict[str, str]:
+    """Hadoop's S3A for ``s3://`` paths, at the run's store (path-style: moto, MinIO, ...)."""
+    if s3 is None:
+        return {}
+    settings = {
+        "fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+        "fs.s3a.endpoint": s3.endpoint_url,
+        "fs.s3a.endpoint.region": s3.region,
+        "fs.s3a.path.style.access": "true",
+        "fs.s3a.connection.ssl.enabled": str(s3.endpoint_url.startswith("https:")).lower(),
+        "fs.s3a.change.detection.mode": "none",
+    }
+    if s3.access_key_id and s3.secret_access_key:
+        settings["fs.s3a.aws.credentials.provider"] = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
+        settings["fs.s3a.access.key"] = s3.access_key_id
+        settings["fs.s3a.secret.key"] = s3.secret_access_key
+    return settings
 
 
 class KernelClient:
@@ -165,14 +185,17 @@ class DeltaKernelTarget:
         raise NotImplementedError("delta-kernel is a client; it is bound to the reference catalog")
 
     def make_client(self, catalog: Catalog, env: TargetEnv) -> KernelClient:
-        if urlparse(env.warehouse_uri).scheme != "file":
-            raise NotSupported("the delta-kernel target runs on local (file://) warehouses only")
+        scheme = urlparse(env.warehouse_uri).scheme
+        if scheme not in ("file", "s3") or (scheme == "s3" and env.s3 is None):
+            raise NotSupported(f"the delta-kernel target runs on file:// or s3:// warehouses, not {scheme}://")
         if self._served is None:
             self._served = ServedCatalog(catalog, env.storage)
         else:
             self._served.bind(catalog)
         if self._process is None:
-            self._process = KernelProcess(self._served.url, jars=self._jars, classes=self._classes, java=self._java)
+            self._process = KernelProcess(
+                self._served.url, jars=self._jars, classes=self._classes, java=self._java, hadoop=s3a_settings(env.s3)
+            )
         transcript = getattr(catalog, "transcript", None)
         return KernelClient(self._process, catalog, transcript if isinstance(transcript, Transcript) else None)
 

@@ -32,7 +32,7 @@ public final class Driver {
 
   public static void main(String[] args) throws Exception {
     if (args.length < 1) {
-      System.err.println("usage: Driver BASE_URL [TOKEN]");
+      System.err.println("usage: Driver BASE_URL [TOKEN [HADOOP_KEY=VALUE...]]");
       System.exit(2);
     }
     PrintStream protocol = new PrintStream(System.out, true, StandardCharsets.UTF_8);
@@ -40,7 +40,14 @@ public final class Driver {
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     Driver driver = new Driver(in, protocol);
     String token = args.length > 1 ? args[1] : "";
-    try (KernelClient client = new KernelClient(args[0], token, driver::announce)) {
+    Map<String, String> hadoop = new java.util.HashMap<>();
+    for (int i = 2; i < args.length; i++) { // KEY=VALUE: Hadoop settings (S3A for s3:// warehouses)
+      int eq = args[i].indexOf('=');
+      if (eq > 0) {
+        hadoop.put(args[i].substring(0, eq), args[i].substring(eq + 1));
+      }
+    }
+    try (KernelClient client = new KernelClient(args[0], token, hadoop, driver::announce)) {
       driver.send(JSON.createObjectNode().put("type", "ready").put("kernel", KernelClient.kernelVersion()));
       driver.serve(client);
     }

@@ -64,7 +64,7 @@ final class KernelClient implements AutoCloseable {
   private final TablesApi tables;
   private final Engine engine;
 
-  KernelClient(String baseUrl, String token, Driver.Announcer announcer) {
+  KernelClient(String baseUrl, String token, Map<String, String> hadoop, Driver.Announcer announcer) {
     Map<String, String> auth = new HashMap<>();
     auth.put("type", "static");
     auth.put("token", token);
@@ -73,7 +73,9 @@ final class KernelClient implements AutoCloseable {
     this.kernelUc = new UCCatalogManagedClient(ucClient);
     ApiClient api = ApiClientBuilder.create().uri(baseUrl).tokenProvider(tokens).build();
     this.tables = new TablesApi(api);
-    this.engine = new ObservedEngine(DefaultEngine.create(new Configuration()), announcer);
+    Configuration conf = new Configuration();
+    hadoop.forEach(conf::set);
+    this.engine = new ObservedEngine(DefaultEngine.create(conf), announcer);
   }
 
   static String kernelVersion() {
