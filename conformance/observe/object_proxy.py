@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import http.client
 import shlex
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -77,6 +78,7 @@ class RecordingProxy:
         self._events: list[ProxyEvent] = []
         self._gates: list[Gate] = []
         self.observers: list[Observer] = []
+        self._local = threading.local()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -131,20 +133,39 @@ class RecordingProxy:
                 observer(event)
 
     def _forward(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, Headers, bytes]:
-        conn = http.client.HTTPConnection(*self._upstream, timeout=120)
-        try:
-            conn.request(method, target, body=body if body or method in ("PUT", "POST") else None, headers=headers)
-            resp = conn.getresponse()
-            data = resp.read()
-            return resp.status, resp.getheaders(), data
-        finally:
-            conn.close()
+        # One keep-alive connection to the store per client connection's thread. A reused one the
+        # store has closed meanwhile fails before the request is read: only then is it sent again.
+        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+        reused = conn is not None
+        while True:
+            if conn is None:
+                conn = self._local.conn = http.client.HTTPConnection(*self._upstream, timeout=120)
+            try:
+                payload = body if body or method in ("PUT", "POST") else None
+                conn.request(method, target, body=payload, headers=headers)
+                resp = conn.getresponse()
+                return resp.status, resp.getheaders(), resp.read()
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                conn.close()
+                conn = self._local.conn = None
+                if not reused:
+                    raise
+                reused = False
+            except (http.client.HTTPException, OSError):
+                conn.close()
+                self._local.conn = None
+                raise
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                # Without it an answer written in parts waits for the client's delayed ACK (40 ms).
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def log_message(self, format: str, *args: object) -> None:  # noqa: A002  (quiet)
                 return
