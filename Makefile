@@ -12,11 +12,16 @@ ICEBERG_JAR := .cache/jars/iceberg-spark-runtime-4.1_2.13-1.11.0.jar
 ICEBERG_AWS_JAR := .cache/jars/iceberg-aws-bundle-1.11.0.jar
 # Iceberg's REST Compatibility Kit and its run-time classpath (tests/rck/pom.xml), for tests/test_iceberg_rck.py.
 RCK_JARS := .cache/jars/rck/.complete
+# Delta Kernel (the delta-kernel target): its jars from Maven Central per the pom, and lakecert's driver
+# compiled against them with javac (conformance/adapters/delta_kernel/).
+KERNEL_DIR := conformance/adapters/delta_kernel/java
+KERNEL_JARS := .cache/jars/kernel/.fetched
+KERNEL_DRIVER := .cache/kernel-driver/lakecert/kernel/Driver.class
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: setup certify test lint selftest bench bench-spark docs clean rck-jars
 
-setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS)
+setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER)
 
 # Jars for Spark, fetched once from Maven Central into the checkout (no resolver at run time).
 $(ICEBERG_JAR):
@@ -37,6 +42,16 @@ $(RCK_JARS): tests/rck/pom.xml
 	mvn -q -B -f tests/rck/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/.cache/jars/rck
 	ls .cache/jars/rck/junit-platform-console-standalone-*.jar .cache/jars/rck/iceberg-open-api-*-tests.jar
 	touch $@
+
+$(KERNEL_JARS): $(KERNEL_DIR)/pom.xml
+	rm -rf .cache/jars/kernel && mkdir -p .cache/jars/kernel
+	mvn -q -f $(KERNEL_DIR)/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(CURDIR)/.cache/jars/kernel
+	test -f .cache/jars/kernel/delta-kernel-api-4.4.0.jar && touch $@
+
+$(KERNEL_DRIVER): $(KERNEL_JARS) $(wildcard $(KERNEL_DIR)/src/lakecert/kernel/*.java)
+	rm -rf .cache/kernel-driver && mkdir -p .cache/kernel-driver
+	javac -nowarn -d .cache/kernel-driver -cp "$$(ls .cache/jars/kernel/*.jar | tr '\n' ':')" $(KERNEL_DIR)/src/lakecert/kernel/*.java
+	test -f $@
 
 # The pinned Allure command line (npm, runs on Java), local to the checkout: no global install.
 $(ALLURE):

@@ -22,6 +22,7 @@ BUILTIN_ADAPTERS = {
     "polars": "conformance.adapters.path_clients:PolarsTarget",
     "pyarrow-dataset": "conformance.adapters.path_clients:PyArrowDatasetTarget",
     "iceberg-rest": "conformance.adapters.iceberg_rest:IcebergRestTarget",
+    "delta-kernel": "conformance.adapters.delta_kernel:DeltaKernelTarget",
 }
 DESCRIPTIONS = {
     "uc": "any catalog speaking Unity Catalog's Delta commits API (options: url, token)",
@@ -31,6 +32,7 @@ DESCRIPTIONS = {
     "polars": "polars read_delta / write_delta given only a table's path; profile delta-cm-path-access",
     "pyarrow-dataset": "naive reader: every Parquet file under the path, no log; profile delta-cm-path-access",
     "iceberg-rest": "any Iceberg REST catalog; profile iceberg-catalog-commit (options: uri, token, warehouse_dir)",
+    "delta-kernel": "Delta Kernel 4.4.0 (Java) through the reference catalog served over UC's API; all client profiles",
 }
 
 

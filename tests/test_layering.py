@@ -3,7 +3,8 @@
 - ``conformance.contract`` is the bottom floor: it imports nothing else of lakecert, so a vendor
   who imports it gets nothing more;
 - ``reference_impl`` builds on the contract and the executable models only;
-- built-in adapters use the contract (and the reference as the counterpart of what they lack),
+- built-in adapters use the contract, the recorders (observe) and the reference as the counterpart
+  of what they lack,
   never the suite's machinery;
 - checks never reach into the plugin, the CLI or the registry; only the CLI imports the plugin.
 """
@@ -20,7 +21,7 @@ from tests.helpers import REPO
 ALLOWED: dict[str, tuple[str, ...]] = {
     "conformance.contract": ("conformance.contract",),
     "reference_impl": ("conformance.contract", "conformance.model", "reference_impl"),
-    "conformance.adapters": ("conformance.contract", "conformance.adapters", "reference_impl"),
+    "conformance.adapters": ("conformance.contract", "conformance.adapters", "conformance.observe", "reference_impl"),
     "conformance.checks": (
         "conformance.checks",
         "conformance.contract",

@@ -23,6 +23,9 @@ UC_PATHS = {
     "/delta/preview/commits",
     "/delta/v1/config",
     "/delta/v1/catalogs/{catalog}/schemas/{schema}/tables/{table}",
+    "/delta/v1/catalogs/{catalog}/schemas/{schema}/staging-tables",
+    "/delta/v1/catalogs/{catalog}/schemas/{schema}/tables",
+    "/metastore_summary",
 }
 EXTENSIONS = {"/lakecert/v1/capabilities", "/lakecert/v1/tables/{table_id}/maintenance-policy"}
 

@@ -108,14 +108,14 @@ class ReferenceCatalog:
         _check_name(name)
         with self._store.read() as tx:
             row = tx.table(table_id) if isinstance(table_id, str) else None
-        if row is None or row.name is not None:
+        if row is None or row.name is not None or row.latest_version >= 0:  # >= 0: registered, maybe dropped
             raise InvalidRequest(f"no unregistered staging table {table_id!r}")
         # Storage I/O happens outside the write transaction: never hold the lock on I/O.
         if self._storage is not None and not self._storage.exists(delta_file_uri(row.location, 0)):
             raise InvalidRequest(f"version 0 of {table_id} is not written")
         with self._store.write() as tx:
             row = tx.table(table_id)
-            if row is None or row.name is not None:  # registered concurrently
+            if row is None or row.name is not None or row.latest_version >= 0:  # registered concurrently
                 raise InvalidRequest(f"table {table_id!r} is already registered")
             if tx.table_by_name(name) is not None:
                 raise InvalidRequest(f"name {name!r} is taken")
@@ -123,6 +123,16 @@ class ReferenceCatalog:
             row = tx.table(table_id)
         assert row is not None
         return self._table_info(row)
+
+    def drop_table(self, name: str) -> None:
+        """RFC "Creating and Dropping": a soft drop, the name is removed from the catalog. The files
+        and the catalog's record of the table stay; the name may be given to a new table, and the
+        dropped table can be neither resolved nor committed to, nor registered again."""
+        with self._store.write() as tx:
+            row = tx.table_by_name(name) if isinstance(name, str) else None
+            if row is None:
+                raise TableNotFound(name)
+            tx.unregister(row.table_id)
 
     # ---------------------------------------------- RFC "Table Discovery"
 

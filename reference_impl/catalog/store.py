@@ -129,6 +129,10 @@ class Tx:
             (name, latest, published, table_id),
         )
 
+    def unregister(self, table_id: str) -> None:
+        """Remove a table's name (a soft drop); its versions stay, so it is never staged again."""
+        self._execute("UPDATE tables SET name = NULL WHERE table_id = ?", (table_id,))
+
     def raise_latest(self, table_id: str, version: int) -> None:
         """Raise the latest version to ``version``; never lower it."""
         self._execute(

@@ -7,6 +7,7 @@ import contextlib
 import json
 import uuid
 from dataclasses import replace
+from typing import Any
 
 from conformance.contract.delta import (
     FileInfo,
@@ -136,6 +137,18 @@ class StagedJsonArray(ReferenceClient):
 class ReuseStagedFile(ReferenceClient):
     def _stage(self, location: str, version: int, content: bytes, previous: str | None) -> str:
         return previous if previous is not None else super()._stage(location, version, content, None)
+
+
+@fault(
+    "no-rebase",
+    "client",
+    ("WRT-REBASE-UNPUBLISHED",),
+    "Gives up at the first version conflict instead of rebasing over the winning commit.",
+)
+class NoRebase(ReferenceClient):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_retries = 0
 
 
 @fault(

@@ -142,14 +142,7 @@ def uc_router() -> APIRouter:
         svc.commit(who, body)
         return M.DeltaCommitResponse()
 
-    @get(
-        "/delta/preview/commits",
-        tags=["DeltaCommits"],
-        operation_id="getCommits",
-        response_model=M.DeltaGetCommitsResponse,
-    )
-    def get_commits(body: M.DeltaGetCommits, svc: Svc, who: Who) -> M.DeltaGetCommitsResponse:
-        return svc.get_commits(who, body)
+    # GET /delta/preview/commits and GET /metastore_summary: reference_impl/server/uc_compat.py.
 
     @get("/lakecert/v1/capabilities", tags=["lakecert"], operation_id="capabilities", response_model=M.Capabilities)
     def capabilities(svc: Svc, who: Who) -> M.Capabilities:
@@ -190,8 +183,15 @@ def build_app(
     app.add_exception_handler(Exception, handle_unexpected)
     app.add_middleware(EdgeMiddleware, max_body_bytes=max_body_bytes)
     app.include_router(uc_router())
+    from reference_impl.server.namespaces import namespaces_router
+    from reference_impl.server.uc_compat import compat_router
+
+    app.include_router(compat_router())
+    app.include_router(namespaces_router())
     if delta_v1:
         from reference_impl.server.delta_v1 import v1_router
+        from reference_impl.server.delta_v1_tables import tables_router
 
         app.include_router(v1_router())
+        app.include_router(tables_router())
     return app

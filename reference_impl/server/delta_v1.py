@@ -22,7 +22,12 @@ from reference_impl.server.service import CatalogService
 
 PREFIX = V1_PREFIX
 TABLE = "/catalogs/{catalog}/schemas/{schema}/tables/{table}"
-ENDPOINTS = [f"GET /v1{TABLE}", f"POST /v1{TABLE}"]
+ENDPOINTS = [
+    f"GET /v1{TABLE}",
+    f"POST /v1{TABLE}",
+    "POST /v1/catalogs/{catalog}/schemas/{schema}/staging-tables",  # delta_v1_tables.py
+    "POST /v1/catalogs/{catalog}/schemas/{schema}/tables",
+]
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": V.DeltaErrorResponse, "description": text}
     for code, text in (

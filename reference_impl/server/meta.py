@@ -146,6 +146,58 @@ class MetaStore:
             rows = tx.conn.execute(sql + " ORDER BY name", args).fetchall()
         return [Namespace(c, n, i, cm, json.loads(p), r, t) for c, n, i, cm, p, r, t in rows]
 
+    def namespace_holds_tables(self, catalog: str, schema: str | None = None) -> bool:
+        """Whether a catalog (or one of its schemas) holds a table."""
+        where, args = "catalog_name = ?", [catalog]
+        if schema is not None:
+            where, args = where + " AND schema_name = ?", [catalog, schema]
+        with self._store.read() as tx:
+            return any(
+                tx.conn.execute(f"SELECT 1 FROM {t} WHERE {where} LIMIT 1", args).fetchone() for t in ("uc_tables",)
+            )
+
+    def update_namespace(
+        self,
+        catalog: str,
+        schema: str | None,
+        *,
+        new_name: str | None,
+        comment: str | None,
+        props: dict[str, str] | None,
+    ) -> bool:
+        """Change a catalog or a schema (None: unchanged); False when ``new_name`` is taken. A renamed
+        catalog's schemas follow it; the caller refuses renames of namespaces that hold tables."""
+        with self._store.write() as tx:
+            if schema is None:
+                table, where, args = "uc_catalogs", "name = ?", [catalog]
+                taken_sql, taken_args = "SELECT 1 FROM uc_catalogs WHERE name = ?", [new_name]
+            else:
+                table, where, args = "uc_schemas", "catalog_name = ? AND name = ?", [catalog, schema]
+                taken_sql = "SELECT 1 FROM uc_schemas WHERE catalog_name = ? AND name = ?"
+                taken_args = [catalog, new_name]
+            if new_name is not None and tx.conn.execute(taken_sql, taken_args).fetchone():
+                return False
+            if comment is not None:
+                tx.conn.execute(f"UPDATE {table} SET comment = ? WHERE {where}", [comment, *args])
+            if props is not None:
+                tx.conn.execute(f"UPDATE {table} SET properties = ? WHERE {where}", [json.dumps(props), *args])
+            if new_name is not None:
+                tx.conn.execute(f"UPDATE {table} SET name = ? WHERE {where}", [new_name, *args])
+                if schema is None:
+                    tx.conn.execute(
+                        "UPDATE uc_schemas SET catalog_name = ? WHERE catalog_name = ?", (new_name, catalog)
+                    )
+        return True
+
+    def delete_namespace(self, catalog: str, schema: str | None = None) -> None:
+        """Remove a schema, or a catalog and its schemas (the caller checked they hold no table)."""
+        with self._store.write() as tx:
+            if schema is not None:
+                tx.conn.execute("DELETE FROM uc_schemas WHERE catalog_name = ? AND name = ?", (catalog, schema))
+                return
+            tx.conn.execute("DELETE FROM uc_schemas WHERE catalog_name = ?", (catalog,))
+            tx.conn.execute("DELETE FROM uc_catalogs WHERE name = ?", (catalog,))
+
     # --------------------------------------------------------- tables
 
     def add_staging(self, record: StagingRecord) -> None:
@@ -179,8 +231,23 @@ class MetaStore:
                 ),
             )
 
-    def update_table(self, table_id: str, *, properties: dict[str, str] | None, comment: str | None) -> None:
+    def delete_table(self, table_id: str) -> None:
+        """Forget a dropped table's UC records (and its staging record: it cannot be created again)."""
         with self._store.write() as tx:
+            for table in ("uc_tables", "uc_staging_tables", "uc_commit_files"):
+                tx.conn.execute(f"DELETE FROM {table} WHERE table_id = ?", (table_id,))
+
+    def update_table(
+        self,
+        table_id: str,
+        *,
+        properties: dict[str, str] | None,
+        comment: str | None,
+        columns: list[dict[str, Any]] | None = None,
+    ) -> None:
+        with self._store.write() as tx:
+            if columns is not None:
+                tx.conn.execute("UPDATE uc_tables SET columns = ? WHERE table_id = ?", (json.dumps(columns), table_id))
             if properties is not None:
                 tx.conn.execute(
                     "UPDATE uc_tables SET properties = ? WHERE table_id = ?", (json.dumps(properties), table_id)

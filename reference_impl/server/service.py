@@ -439,8 +439,12 @@ class CatalogService:
             return False
 
     def _apply_metadata(self, table_id: str, metadata: M.DeltaMetadata) -> None:
+        # As UC's DeltaCommitRepository.updateTableMetadata (0.6.0): properties and columns are
+        # replaced whole (protocol-derived properties sent at creation go too), the comment set.
         props = metadata.properties.properties if metadata.properties else None
-        self.meta.update_table(table_id, properties=props, comment=metadata.description)
+        schema = metadata.schema_.columns if metadata.schema_ is not None else None
+        columns = None if schema is None else [c.model_dump(exclude_none=True) for c in schema]
+        self.meta.update_table(table_id, properties=props, comment=metadata.description, columns=columns)
 
     def get_commits(self, who: Principal, req: M.DeltaGetCommits) -> M.DeltaGetCommitsResponse:
         row = self._commit_target(who, req.table_id, req.table_uri, writing=False)
@@ -457,8 +461,18 @@ class CatalogService:
     def _commit_out(self, commit: RatifiedCommit, files: dict[str, tuple[int, int]]) -> M.DeltaCommitInfoOut:
         ts = commit.in_commit_timestamp or 0
         if commit.staged_uri is None:
-            content = base64.b64encode(commit.inline_content or b"").decode("ascii")
-            return M.DeltaCommitInfoOut(version=commit.version, timestamp=ts, inline_content=content)
+            # UC's models require the file fields: an inline commit has no file (empty name, size of
+            # its content, its timestamp), so SDKs parse the listing; inline_content says what it is.
+            raw = commit.inline_content or b""
+            content = base64.b64encode(raw).decode("ascii")
+            return M.DeltaCommitInfoOut(
+                version=commit.version,
+                timestamp=ts,
+                file_name="",
+                file_size=len(raw),
+                file_modification_timestamp=ts,
+                inline_content=content,
+            )
         file_name = commit.staged_uri.rsplit("/", 1)[-1]
         size, mtime = files.get(file_name, (0, 0))
         return M.DeltaCommitInfoOut(

@@ -21,6 +21,9 @@ BASE_ICT = 1_600_000_000_000  # 2020-09-13: far from "now", so file times never 
 ICT_STEP = 60_000
 
 
+# Unity Catalog clients (Delta Kernel's among them) read a table's id from this table property.
+UC_TABLE_ID = "io.unitycatalog.tableId"
+
 _names = random.Random(0)
 
 
@@ -39,13 +42,14 @@ def ict_of(version: int) -> int:
     return BASE_ICT + version * ICT_STEP
 
 
-def version0(table_id: str) -> bytes:
-    """The creating commit of a catalog-managed table (RFC "Catalog-managed Table Enablement")."""
+def version0(table_id: str, properties: dict[str, str] | None = None) -> bytes:
+    """The creating commit of a catalog-managed table (RFC "Catalog-managed Table Enablement"),
+    with ``properties`` added to its configuration."""
     return A.encode_commit(
         [
             A.commit_info_action(ict_of(0), new_uuid(), "CREATE TABLE"),
             A.protocol_action(),
-            A.metadata_action(table_id, ict_of(0), A.default_configuration()),
+            A.metadata_action(table_id, ict_of(0), {**A.default_configuration(), **(properties or {})}),
         ]
     )
 

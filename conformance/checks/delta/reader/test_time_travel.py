@@ -21,7 +21,9 @@ def test_timestamps_resolve_by_in_commit_timestamp(
     seeded.publish(0, version0(seeded.location))
     staged = RatifiedCommit(4, staged_uri=seeded.stage(4, seeded.data_commit(4)), in_commit_timestamp=ict_of(4))
     ref_admin.import_table(table_name, seeded.location, 4, [staged], 3)
-    for ts, version in ((ict_of(1), 1), (ict_of(2) + 1, 2), (ict_of(4) + 5, 4)):
+    # A timestamp past the latest commit is left out: Delta readers may refuse it (Kernel and Spark
+    # do), and the RFC says nothing of it. Exactly at v4's timestamp reaches the unpublished v4.
+    for ts, version in ((ict_of(1), 1), (ict_of(2) + 1, 2), (ict_of(4), 4)):
         result = client.read(table_name, timestamp_ms=ts)
         assert result.version == version, f"timestamp {ts} resolved to v{result.version}, not v{version}"
         assert result.rows == expected_rows(range(version + 1))

@@ -1,0 +1,336 @@
+package lakecert.kernel;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.NullNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.delta.kernel.Operation;
+import io.delta.kernel.Scan;
+import io.delta.kernel.Snapshot;
+import io.delta.kernel.TableManager;
+import io.delta.kernel.Transaction;
+import io.delta.kernel.TransactionCommitResult;
+import io.delta.kernel.DataWriteContext;
+import io.delta.kernel.data.ColumnarBatch;
+import io.delta.kernel.data.FilteredColumnarBatch;
+import io.delta.kernel.data.Row;
+import io.delta.kernel.defaults.engine.DefaultEngine;
+import io.delta.kernel.engine.Engine;
+import io.delta.kernel.exceptions.CheckpointAlreadyExistsException;
+import io.delta.kernel.exceptions.KernelException;
+import io.delta.kernel.expressions.Literal;
+import io.delta.kernel.internal.InternalScanFileUtils;
+import io.delta.kernel.internal.actions.AddFile;
+import io.delta.kernel.internal.actions.SingleAction;
+import io.delta.kernel.internal.data.ScanStateRow;
+import io.delta.kernel.types.StructType;
+import io.delta.kernel.unitycatalog.UCCatalogManagedClient;
+import io.delta.kernel.unitycatalog.UCTableIdentifier;
+import io.delta.kernel.utils.CloseableIterable;
+import io.delta.kernel.utils.CloseableIterator;
+import io.delta.kernel.utils.DataFileStatus;
+import io.delta.kernel.utils.FileStatus;
+import io.delta.storage.commit.uccommitcoordinator.UCTokenBasedRestClient;
+import io.unitycatalog.client.ApiClient;
+import io.unitycatalog.client.ApiClientBuilder;
+import io.unitycatalog.client.api.TablesApi;
+import io.unitycatalog.client.auth.TokenProvider;
+import io.unitycatalog.client.model.CreateStagingTable;
+import io.unitycatalog.client.model.StagingTableInfo;
+import io.unitycatalog.client.model.TableInfo;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.hadoop.conf.Configuration;
+
+/**
+ * The contract's client operations done the way a Kernel connector does them for a UC-managed
+ * table: the table is found through UC's tables API, snapshots come from {@link
+ * UCCatalogManagedClient#loadSnapshot}, writes are Kernel transactions whose committer proposes to
+ * UC, and creation goes staging table, create-table transaction (version 0), UC table.
+ */
+final class KernelClient implements AutoCloseable {
+  private static final String ENGINE_INFO = "lakecert-delta-kernel-driver";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final UCTokenBasedRestClient ucClient;
+  private final UCCatalogManagedClient kernelUc;
+  private final TablesApi tables;
+  private final Engine engine;
+
+  KernelClient(String baseUrl, String token, Map<String, String> hadoop, Driver.Announcer announcer) {
+    Map<String, String> auth = new HashMap<>();
+    auth.put("type", "static");
+    auth.put("token", token);
+    TokenProvider tokens = TokenProvider.create(auth);
+    this.ucClient = new UCTokenBasedRestClient(baseUrl, tokens, Map.of());
+    this.kernelUc = new UCCatalogManagedClient(ucClient);
+    ApiClient api = ApiClientBuilder.create().uri(baseUrl).tokenProvider(tokens).build();
+    this.tables = new TablesApi(api);
+    Configuration conf = new Configuration();
+    hadoop.forEach(conf::set);
+    this.engine = new ObservedEngine(DefaultEngine.create(conf), announcer);
+  }
+
+  static String kernelVersion() {
+    Package p = io.delta.kernel.Snapshot.class.getPackage();
+    String v = p == null ? null : p.getImplementationVersion();
+    return v == null ? "4.4.0" : v;
+  }
+
+  /** A table as UC resolves it. */
+  private static final class Table {
+    final UCTableIdentifier id;
+    final String tableId;
+    final String location;
+
+    Table(UCTableIdentifier id, String tableId, String location) {
+      this.id = id;
+      this.tableId = tableId;
+      this.location = location;
+    }
+  }
+
+  private static UCTableIdentifier identifier(JsonNode req) {
+    return new UCTableIdentifier(
+        req.path("catalog").asText(), req.path("schema").asText(), req.path("name").asText());
+  }
+
+  private Table resolve(JsonNode req) throws Exception {
+    UCTableIdentifier id = identifier(req);
+    String full = id.getCatalogName() + "." + id.getSchemaName() + "." + id.getTableName();
+    TableInfo info = tables.getTable(full, null, null);
+    return new Table(id, info.getTableId(), info.getStorageLocation());
+  }
+
+  private Snapshot snapshot(Table t, Optional<Long> version, Optional<Long> timestamp) {
+    return kernelUc.loadSnapshot(engine, t.tableId, t.location, t.id, version, timestamp);
+  }
+
+  private static Optional<Long> optLong(JsonNode req, String field) {
+    JsonNode n = req.path(field);
+    return n.isIntegralNumber() ? Optional.of(n.asLong()) : Optional.empty();
+  }
+
+  JsonNode handle(JsonNode req) throws Exception {
+    String op = req.path("op").asText();
+    switch (op) {
+      case "create_table":
+        return createTable(req);
+      case "append":
+        return append(req);
+      case "delete":
+        return delete(req);
+      case "publish":
+        snapshot(resolve(req), Optional.empty(), Optional.empty()).publish(engine);
+        return NullNode.getInstance();
+      case "checkpoint":
+        return checkpoint(req);
+      case "read":
+        return read(req);
+      case "read_path":
+        return rows(pathSnapshot(req));
+      case "append_path":
+        return appendPath(req);
+      default:
+        throw new IllegalArgumentException("unknown op " + op);
+    }
+  }
+
+  private JsonNode createTable(JsonNode req) throws Exception {
+    UCTableIdentifier id = identifier(req);
+    StagingTableInfo staged =
+        tables.createStagingTable(
+            new CreateStagingTable()
+                .catalogName(id.getCatalogName())
+                .schemaName(id.getSchemaName())
+                .name(id.getTableName()));
+    Transaction txn =
+        kernelUc
+            .buildCreateTableTransaction(
+                staged.getId(), staged.getStagingLocation(), RowsBatch.SCHEMA, ENGINE_INFO, id)
+            .build(engine);
+    TransactionCommitResult result = txn.commit(engine, CloseableIterable.emptyIterable());
+    return JSON.getNodeFactory().numberNode(result.getVersion());
+  }
+
+  /** The add actions for ``rows`` written as new data files of ``txn``'s table. */
+  private List<Row> writeRows(Transaction txn, List<Long> ids, List<String> values) throws Exception {
+    List<Row> actions = new ArrayList<>();
+    if (ids.isEmpty()) {
+      return actions;
+    }
+    Row state = txn.getTransactionState(engine);
+    Map<String, Literal> partition = Collections.emptyMap();
+    FilteredColumnarBatch batch = new FilteredColumnarBatch(new RowsBatch(ids, values), Optional.empty());
+    CloseableIterator<FilteredColumnarBatch> physical =
+        Transaction.transformLogicalData(engine, state, Iterators.of(List.of(batch)), partition);
+    DataWriteContext ctx = Transaction.getWriteContext(engine, state, partition);
+    CloseableIterator<DataFileStatus> files =
+        engine.getParquetHandler()
+            .writeParquetFiles(ctx.getTargetDirectory(), physical, ctx.getStatisticsColumns());
+    try (CloseableIterator<Row> adds = Transaction.generateAppendActions(engine, state, files, ctx)) {
+      while (adds.hasNext()) {
+        actions.add(adds.next());
+      }
+    }
+    return actions;
+  }
+
+  private JsonNode append(JsonNode req) throws Exception {
+    Table t = resolve(req);
+    List<Long> ids = new ArrayList<>();
+    List<String> values = new ArrayList<>();
+    for (JsonNode row : req.path("rows")) {
+      ids.add(row.path("id").isNull() ? null : row.path("id").asLong());
+      values.add(row.path("value").isNull() || row.path("value").isMissingNode() ? null : row.path("value").asText());
+    }
+    Transaction txn =
+        snapshot(t, Optional.empty(), Optional.empty())
+            .buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE)
+            .build(engine);
+    List<Row> actions = writeRows(txn, ids, values);
+    TransactionCommitResult result = txn.commit(engine, CloseableIterable.inMemoryIterable(Iterators.of(actions)));
+    return JSON.getNodeFactory().numberNode(result.getVersion());
+  }
+
+  /** Copy-on-write delete: every file holding a doomed row is removed and its survivors rewritten. */
+  private JsonNode delete(JsonNode req) throws Exception {
+    Table t = resolve(req);
+    Set<Long> doomed = new HashSet<>();
+    req.path("ids").forEach(n -> doomed.add(n.asLong()));
+    Snapshot snapshot = snapshot(t, Optional.empty(), Optional.empty());
+    Transaction txn = snapshot.buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE).build(engine);
+    List<Row> actions = new ArrayList<>();
+    List<Long> keptIds = new ArrayList<>();
+    List<String> keptValues = new ArrayList<>();
+    Scan scan = snapshot.getScanBuilder().build();
+    Row scanState = scan.getScanState(engine);
+    StructType physicalSchema = ScanStateRow.getPhysicalDataReadSchema(scanState);
+    try (CloseableIterator<FilteredColumnarBatch> scanFiles = scan.getScanFiles(engine)) {
+      while (scanFiles.hasNext()) {
+        try (CloseableIterator<Row> fileRows = scanFiles.next().getRows()) {
+          while (fileRows.hasNext()) {
+            Row scanFile = fileRows.next();
+            List<Long> ids = new ArrayList<>();
+            List<String> values = new ArrayList<>();
+            readFile(scanState, physicalSchema, scanFile, ids, values);
+            if (ids.stream().noneMatch(doomed::contains)) {
+              continue;
+            }
+            AddFile add = new AddFile(scanFile.getStruct(InternalScanFileUtils.ADD_FILE_ORDINAL));
+            actions.add(
+                SingleAction.createRemoveFileSingleAction(
+                    add.toRemoveFileRow(true, Optional.of(snapshot.getVersion()))));
+            for (int i = 0; i < ids.size(); i++) {
+              if (!doomed.contains(ids.get(i))) {
+                keptIds.add(ids.get(i));
+                keptValues.add(values.get(i));
+              }
+            }
+          }
+        }
+      }
+    }
+    actions.addAll(writeRows(txn, keptIds, keptValues));
+    TransactionCommitResult result = txn.commit(engine, CloseableIterable.inMemoryIterable(Iterators.of(actions)));
+    return JSON.getNodeFactory().numberNode(result.getVersion());
+  }
+
+  private void readFile(Row scanState, StructType physicalSchema, Row scanFile, List<Long> ids, List<String> values)
+      throws Exception {
+    FileStatus file = InternalScanFileUtils.getAddFileStatus(scanFile);
+    CloseableIterator<ColumnarBatch> physical =
+        engine.getParquetHandler()
+            .readParquetFiles(Iterators.of(List.of(file)), physicalSchema, Optional.empty())
+            .map(r -> r.getData());
+    try (CloseableIterator<FilteredColumnarBatch> data =
+        Scan.transformPhysicalData(engine, scanState, scanFile, physical)) {
+      while (data.hasNext()) {
+        try (CloseableIterator<Row> rows = data.next().getRows()) {
+          while (rows.hasNext()) {
+            Row row = rows.next();
+            int idAt = row.getSchema().indexOf("id");
+            int valueAt = row.getSchema().indexOf("value");
+            ids.add(row.isNullAt(idAt) ? null : row.getLong(idAt));
+            values.add(row.isNullAt(valueAt) ? null : row.getString(valueAt));
+          }
+        }
+      }
+    }
+  }
+
+  private JsonNode checkpoint(JsonNode req) throws Exception {
+    Snapshot snapshot = snapshot(resolve(req), Optional.empty(), Optional.empty());
+    try {
+      snapshot.writeCheckpoint(engine);
+    } catch (CheckpointAlreadyExistsException e) {
+      // already there: that version is checkpointed all the same
+    } catch (KernelException e) {
+      // Kernel declines (e.g. the snapshot has unpublished commits): no checkpoint. Whether it
+      // wrote anything all the same is judged from the storage events, not from this answer.
+      return NullNode.getInstance();
+    }
+    return JSON.getNodeFactory().numberNode(snapshot.getVersion());
+  }
+
+  private JsonNode read(JsonNode req) throws Exception {
+    Snapshot snapshot = snapshot(resolve(req), optLong(req, "version"), optLong(req, "timestamp_ms"));
+    ObjectNode out = JSON.createObjectNode().put("version", snapshot.getVersion());
+    out.set("rows", rows(snapshot));
+    return out;
+  }
+
+  /** Path access (profile delta-cm-path-access): the table by its location alone, no catalog. */
+  private Snapshot pathSnapshot(JsonNode req) {
+    return TableManager.loadSnapshot(req.path("location").asText()).build(engine);
+  }
+
+  private JsonNode appendPath(JsonNode req) throws Exception {
+    Transaction txn = pathSnapshot(req).buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE).build(engine);
+    List<Long> ids = new ArrayList<>();
+    List<String> values = new ArrayList<>();
+    for (JsonNode row : req.path("rows")) {
+      ids.add(row.path("id").asLong());
+      values.add(row.path("value").isTextual() ? row.path("value").asText() : null);
+    }
+    List<Row> actions = writeRows(txn, ids, values);
+    TransactionCommitResult result = txn.commit(engine, CloseableIterable.inMemoryIterable(Iterators.of(actions)));
+    return JSON.getNodeFactory().numberNode(result.getVersion());
+  }
+
+  private ArrayNode rows(Snapshot snapshot) throws Exception {
+    Scan scan = snapshot.getScanBuilder().build();
+    Row scanState = scan.getScanState(engine);
+    StructType physicalSchema = ScanStateRow.getPhysicalDataReadSchema(scanState);
+    ArrayNode rows = JSON.createArrayNode();
+    try (CloseableIterator<FilteredColumnarBatch> scanFiles = scan.getScanFiles(engine)) {
+      while (scanFiles.hasNext()) {
+        try (CloseableIterator<Row> fileRows = scanFiles.next().getRows()) {
+          while (fileRows.hasNext()) {
+            List<Long> ids = new ArrayList<>();
+            List<String> values = new ArrayList<>();
+            readFile(scanState, physicalSchema, fileRows.next(), ids, values);
+            for (int i = 0; i < ids.size(); i++) {
+              ObjectNode row = rows.addObject();
+              row.put("id", ids.get(i));
+              row.put("value", values.get(i));
+            }
+          }
+        }
+      }
+    }
+    return rows;
+  }
+
+  @Override
+  public void close() throws Exception {
+    ucClient.close();
+  }
+}

@@ -1,0 +1,150 @@
+"""The Delta Kernel driver process: one JVM, JSON lines over its stdin and stdout.
+
+The driver (``java/src/lakecert/kernel``, compiled by ``make setup``) announces every file Kernel
+writes, copies or deletes before going on, and waits for an acknowledgement; ``KernelProcess``
+hands each announcement to an observer first, so the observer's record is ordered exactly against
+whatever else happens meanwhile (the catalog calls Kernel makes over HTTP).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[3]
+DEFAULT_JARS = ROOT / ".cache" / "jars" / "kernel"
+DEFAULT_CLASSES = ROOT / ".cache" / "kernel-driver"
+MAIN_CLASS = "lakecert.kernel.Driver"
+
+Observer = Callable[[dict[str, Any]], None]
+
+
+class KernelSetupError(Exception):
+    """The jars or the compiled driver are missing: run ``make setup``."""
+
+
+class KernelDied(Exception):
+    """The driver process ended or stopped answering."""
+
+
+class KernelFailed(Exception):
+    """Kernel raised: ``kind`` is the driver's classification (conflict, rejected, not_found, invalid,
+    error), ``java_class`` the exception's class."""
+
+    def __init__(self, kind: str, java_class: str, message: str, causes: list[str]) -> None:
+        super().__init__(f"{java_class}: {message}" + "".join(f"\n  caused by {c}" for c in causes))
+        self.kind = kind
+        self.java_class = java_class
+
+
+def classpath(jars: Path, classes: Path) -> str:
+    if not (classes / "lakecert" / "kernel" / "Driver.class").is_file():
+        raise KernelSetupError(f"the Delta Kernel driver is not compiled in {classes}: run `make setup`")
+    found = sorted(jars.glob("*.jar"))
+    if not any(j.name.startswith("delta-kernel-api-") for j in found):
+        raise KernelSetupError(f"no Delta Kernel jars in {jars}: run `make setup`")
+    return ":".join([str(classes), *map(str, found)])
+
+
+class KernelProcess:
+    """``java lakecert.kernel.Driver URL [TOKEN]``; ``call`` sends one request and returns its value.
+
+    A reader thread feeds a queue, so a silent JVM is noticed after ``timeout_s`` (a hang guard,
+    generous) instead of blocking forever."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        *,
+        jars: Path = DEFAULT_JARS,
+        classes: Path = DEFAULT_CLASSES,
+        java: str = "java",
+        timeout_s: float = 600.0,
+        hadoop: dict[str, str] | None = None,
+    ) -> None:
+        settings = [f"{k}={v}" for k, v in (hadoop or {}).items()]
+        command = [java, "-Xmx1g", "-cp", classpath(jars, classes), MAIN_CLASS, url, token or "", *settings]
+        self._proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
+        )
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._stderr: list[str] = []
+        self._timeout_s = timeout_s
+        self._lock = threading.Lock()
+        threading.Thread(target=self._pump_stdout, daemon=True).start()
+        threading.Thread(target=self._pump_stderr, daemon=True).start()
+        hello = self._next()
+        if hello.get("type") != "ready":
+            self.close()
+            raise KernelDied(f"unexpected first line from the driver: {hello}")
+        self.kernel_version = str(hello.get("kernel", "unknown"))
+
+    def _pump_stdout(self) -> None:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def _pump_stderr(self) -> None:
+        assert self._proc.stderr is not None
+        for line in self._proc.stderr:
+            self._stderr.append(line)
+            del self._stderr[:-200]  # the tail is what explains a crash
+
+    def _next(self) -> dict[str, Any]:
+        try:
+            line = self._lines.get(timeout=self._timeout_s)
+        except queue.Empty as e:
+            raise KernelDied(f"the driver did not answer within {self._timeout_s}s") from e
+        if line is None:
+            raise KernelDied("the driver exited:\n" + "".join(self._stderr[-40:]))
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    def _write(self, text: str) -> None:
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(text + "\n")
+            self._proc.stdin.flush()
+        except (BrokenPipeError, ValueError) as e:
+            raise KernelDied("the driver's input is closed:\n" + "".join(self._stderr[-40:])) from e
+
+    def call(self, request: dict[str, Any], observer: Observer) -> Any:
+        """Run one request; each storage event goes to ``observer`` before the driver may go on."""
+        with self._lock:
+            self._write(json.dumps(request))
+            while True:
+                message = self._next()
+                kind = message.get("type")
+                if kind == "event":
+                    observer(message)
+                    self._write("ack")
+                elif kind == "result":
+                    return message.get("value")
+                elif kind == "error":
+                    raise KernelFailed(
+                        str(message.get("kind")),
+                        str(message.get("class")),
+                        str(message.get("message")),
+                        [str(c) for c in message.get("causes", [])],
+                    )
+                else:
+                    raise KernelDied(f"unexpected line from the driver: {message}")
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            try:
+                self._write(json.dumps({"op": "exit"}))
+                self._proc.wait(timeout=30)
+            except (KernelDied, subprocess.TimeoutExpired):
+                self._proc.kill()
+                self._proc.wait()
+        for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+            if stream is not None:
+                stream.close()

@@ -1,0 +1,208 @@
+"""Built-in client target ``delta-kernel``: Delta Kernel (Java) 4.4.0 with its Unity Catalog client.
+
+Kernel is driven the way a connector drives it for a UC-managed table: tables are found and created
+through UC's tables API (staging table, Kernel's create-table transaction writing version 0, then
+UC's create table), snapshots come from ``UCCatalogManagedClient.loadSnapshot`` and commits go
+through Kernel's UC committer to ``/delta/preview/commits``. It talks to the run's reference
+catalog over HTTP (``serving.ServedCatalog``) and does its own I/O on the run's warehouse.
+
+Evidence: every file Kernel writes, copies (publishes) or deletes passes through its ``Engine``; the
+driver announces each one and waits until it is recorded in the check's transcript as a ``storage``
+event, so ordering checks (staged before proposed, publication order, what a checkpoint covers)
+judge Kernel from an exact, ordered record, as they judge Python clients. Reads are not recorded.
+
+Path access (``path_contract``): ``read_path``/``append_path`` load the table with
+``TableManager.loadSnapshot(location)``, as Kernel is used for tables without a catalog.
+
+Kernel 4.4.0 has no API for log compaction files on request or for metadata cleanup:
+``compact_log`` and ``cleanup`` raise ``NotSupported``. Local (``file://``) warehouses
+and ``s3://`` warehouses (Hadoop's S3A, path-style, at the run's store) are supported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+from urllib.parse import urlparse
+
+from conformance.adapters.delta_kernel.jvm import DEFAULT_CLASSES, DEFAULT_JARS, KernelFailed, KernelProcess
+from conformance.adapters.delta_kernel.serving import UC_CATALOG, UC_SCHEMA, ServedCatalog
+from conformance.contract.delta import (
+    Catalog,
+    CommitConflict,
+    CommitRejected,
+    InvalidRequest,
+    NotSupported,
+    ReadResult,
+    TableNotFound,
+)
+from conformance.contract.target import Kind, Side, TargetEnv
+from conformance.observe.transcript import Transcript
+from reference_impl.storage.s3 import S3Settings
+
+KERNEL_VERSION = "4.4.0"
+# The driver's classification of what Kernel raised -> the contract's error classes.
+_ERRORS: dict[str, type[Exception]] = {
+    "conflict": CommitConflict,
+    "rejected": CommitRejected,
+    "not_found": TableNotFound,
+    "invalid": InvalidRequest,
+}
+
+
+def storage_uri(path: str) -> str:
+    """Hadoop's ``file:/a/b`` as the suite's ``file:///a/b``; other URIs unchanged."""
+    if path.startswith("file:") and not path.startswith("file://"):
+        return "file:///" + path[len("file:") :].lstrip("/")
+    if path.startswith("/"):
+        return "file://" + path
+    return path
+
+
+def s3a_settings(s3: S3Settings | None) -> dict[str, str]:
+    """Hadoop's S3A for ``s3://`` paths, at the run's store (path-style: moto, MinIO, ...)."""
+    if s3 is None:
+        return {}
+    settings = {
+        "fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+        "fs.s3a.endpoint": s3.endpoint_url,
+        "fs.s3a.endpoint.region": s3.region,
+        "fs.s3a.path.style.access": "true",
+        "fs.s3a.connection.ssl.enabled": str(s3.endpoint_url.startswith("https:")).lower(),
+        "fs.s3a.change.detection.mode": "none",
+    }
+    if s3.access_key_id and s3.secret_access_key:
+        settings["fs.s3a.aws.credentials.provider"] = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
+        settings["fs.s3a.access.key"] = s3.access_key_id
+        settings["fs.s3a.secret.key"] = s3.secret_access_key
+    return settings
+
+
+class KernelClient:
+    """The ``DeltaClient`` of one check: requests to the run's driver, events into the check's transcript."""
+
+    def __init__(self, process: KernelProcess, catalog: Catalog, transcript: Transcript | None) -> None:
+        self._process = process
+        self._catalog = getattr(catalog, "inner", catalog)  # unrecorded: the check judges Kernel's calls only
+        self._transcript = transcript
+
+    def _require_file_commits(self, name: str) -> None:
+        """``NotSupported`` when the catalog holds inline commits of the table: UC's API (the only
+        catalog API Kernel's UC support speaks) lists commits as staged files and cannot carry them."""
+        try:
+            table_id = self._catalog.resolve(name).table_id
+        except TableNotFound:
+            return  # Kernel is told so by the catalog itself
+        if any(c.inline_content is not None for c in self._catalog.get_commits(table_id).commits):
+            raise NotSupported("the table has inline commits, which Unity Catalog's API cannot give Kernel")
+
+    def _observe(self, event: dict[str, Any]) -> None:
+        if self._transcript is None:
+            return
+        uri = storage_uri(str(event["uri"]))
+        if event["op"] == "delete":
+            self._transcript.add("storage", "delete", {"uri": uri}, True)
+        else:
+            args = {"uri": uri, "size": event.get("size"), "if_absent": bool(event.get("if_absent"))}
+            self._transcript.add("storage", "put", args, True)
+
+    def _call(self, op: str, name: str, **args: Any) -> Any:
+        if op != "create_table":
+            self._require_file_commits(name)
+        catalog, schema, table = (UC_CATALOG, UC_SCHEMA, name) if name.count(".") != 2 else name.split(".")
+        request = {"op": op, "catalog": catalog, "schema": schema, "name": table, **args}
+        try:
+            return self._process.call(request, self._observe)
+        except KernelFailed as e:
+            error = _ERRORS.get(e.kind)
+            if error is None:
+                raise
+            raise error(str(e)) from e
+
+    def read_path(self, location: str) -> list[dict[str, object]]:
+        """Path access (``path_contract``): ``TableManager.loadSnapshot(location)``, no catalog."""
+        rows = self._process.call({"op": "read_path", "location": location}, self._observe)
+        out: list[dict[str, object]] = [{"id": r.get("id"), "value": r.get("value")} for r in rows]
+        return sorted(out, key=lambda r: (0, r["id"]) if isinstance(r["id"], int) else (1, 0))
+
+    def append_path(self, location: str, rows: Sequence[dict[str, object]]) -> None:
+        """Path access: a Kernel append transaction on the table at ``location``, no catalog."""
+        request = {"op": "append_path", "location": location, "rows": [dict(r) for r in rows]}
+        self._process.call(request, self._observe)
+
+    def create_table(self, name: str) -> None:
+        self._call("create_table", name)
+
+    def append(self, name: str, rows: Sequence[dict[str, object]]) -> int:
+        return int(self._call("append", name, rows=[{"id": r.get("id"), "value": r.get("value")} for r in rows]))
+
+    def delete(self, name: str, ids: Sequence[int]) -> int:
+        return int(self._call("delete", name, ids=list(ids)))
+
+    def publish(self, name: str) -> None:
+        self._call("publish", name)
+
+    def checkpoint(self, name: str) -> int | None:
+        version = self._call("checkpoint", name)
+        return None if version is None else int(version)
+
+    def compact_log(self, name: str, start_version: int, end_version: int) -> bool:
+        raise NotSupported("Delta Kernel 4.4.0 writes log compaction files only as a post-commit hook")
+
+    def cleanup(self, name: str, cutoff_version: int) -> None:
+        raise NotSupported("Delta Kernel 4.4.0 has no metadata cleanup API")
+
+    def read(self, name: str, *, version: int | None = None, timestamp_ms: int | None = None) -> ReadResult:
+        out = self._call("read", name, version=version, timestamp_ms=timestamp_ms)
+        rows = [{"id": r.get("id"), "value": r.get("value")} for r in out["rows"]]
+        rows.sort(key=lambda r: (0, r["id"]) if isinstance(r["id"], int) else (1, 0))
+        return ReadResult(int(out["version"]), rows)
+
+
+class DeltaKernelTarget:
+    """Delta Kernel through the run's reference catalog served over HTTP; one JVM per run.
+
+    Options: ``jars`` (default ``.cache/jars/kernel``), ``classes`` (the compiled driver, default
+    ``.cache/kernel-driver``), ``java`` (the ``java`` command)."""
+
+    name = "delta-kernel"
+    kind: Kind = "third-party"
+    sides: frozenset[Side] = frozenset({"client"})
+    profiles: ClassVar[tuple[str, ...]] = ("delta-cm-writer", "delta-cm-reader", "delta-cm-path-access")
+
+    def __init__(self, jars: str | None = None, classes: str | None = None, java: str = "java") -> None:
+        self._jars = Path(jars) if jars else DEFAULT_JARS
+        self._classes = Path(classes) if classes else DEFAULT_CLASSES
+        self._java = java
+        self._served: ServedCatalog | None = None
+        self._process: KernelProcess | None = None
+
+    def version(self) -> str:
+        return f"Delta Kernel {KERNEL_VERSION} (delta-kernel-unitycatalog, UC client 0.6.0)"
+
+    def make_catalog(self, env: TargetEnv) -> Catalog:
+        raise NotImplementedError("delta-kernel is a client; it is bound to the reference catalog")
+
+    def make_client(self, catalog: Catalog, env: TargetEnv) -> KernelClient:
+        scheme = urlparse(env.warehouse_uri).scheme
+        if scheme not in ("file", "s3") or (scheme == "s3" and env.s3 is None):
+            raise NotSupported(f"the delta-kernel target runs on file:// or s3:// warehouses, not {scheme}://")
+        if self._served is None:
+            self._served = ServedCatalog(catalog, env.storage)
+        else:
+            self._served.bind(catalog)
+        if self._process is None:
+            self._process = KernelProcess(
+                self._served.url, jars=self._jars, classes=self._classes, java=self._java, hadoop=s3a_settings(env.s3)
+            )
+        transcript = getattr(catalog, "transcript", None)
+        return KernelClient(self._process, catalog, transcript if isinstance(transcript, Transcript) else None)
+
+    def close(self) -> None:
+        if self._process is not None:
+            self._process.close()
+            self._process = None
+        if self._served is not None:
+            self._served.close()
+            self._served = None

@@ -1,0 +1,71 @@
+"""The delta-kernel target with its tables on S3 (moto's server), reached through the recording
+object-store proxy: Kernel's verdicts there, and the proxy's own record of the wire confirms the
+order the transcript judged (each version staged before it is published, published in order)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.observe.object_proxy import ProxyEvent, RecordingProxy
+from reference_impl.storage.s3 import S3Settings
+from tests.helpers import lakecert, results
+from tests.moto_s3 import moto_s3, storage_config
+
+pytestmark = pytest.mark.xdist_group("delta-kernel-s3")  # one run (one JVM) for the module's tests
+STAGED = re.compile(r"/tables/([^/]+)/_delta_log/_staged_commits/(\d{20})\.[^/]+\.json$")
+PUBLISHED = re.compile(r"/tables/([^/]+)/_delta_log/(\d{20})\.json$")
+
+
+@pytest.fixture(scope="module")
+def s3_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, dict[str, Any], list[ProxyEvent]]]:
+    """One run (one JVM), every request of the suite and of Kernel through one proxy."""
+    out = tmp_path_factory.mktemp("kernel-s3")
+    with moto_s3() as store, RecordingProxy(store.endpoint_url) as proxy:
+        config = Path(out / "lakecert.yaml")
+        via_proxy = S3Settings(proxy.url, store.region, store.access_key_id, store.secret_access_key)
+        config.write_text(storage_config(via_proxy))
+        # The writer profile: what the wire can confirm (the reader's verdicts are as on file://).
+        run = ("run", "--target", "delta-kernel", "--profile", "delta-cm-writer", "--config", str(config))
+        proc = lakecert(*run, "--out", str(out / "run"))
+        assert (out / "run" / "results.json").is_file(), proc.stdout + proc.stderr
+        yield proc.returncode, results(out / "run"), proxy.events()
+
+
+@pytest.mark.slow
+def test_kernel_on_s3_gets_its_verdicts(s3_run: tuple[int, dict[str, Any], list[ProxyEvent]]) -> None:
+    code, res, _ = s3_run
+    assert res["run_info"]["warehouse"].startswith("s3://")
+    assert res["counts"]["ERROR"] == 0
+    statuses = {rid: r["status"] for rid, r in res["requirements"].items()}
+    # On S3 there is no staging folder to miss: only the policy FAIL and the MAY remain.
+    assert [rid for rid, s in statuses.items() if s == "FAIL"] == ["WRT-MAINTENANCE-POLICY"]
+    assert statuses["WRT-REBASE-UNPUBLISHED"] == "WARN"
+    assert statuses["WRT-DISCOVERY"] == statuses["WRT-PUBLISH-ORDER"] == "PASS"
+    assert res["profiles"]["delta-cm-writer"]["verdict"] == "NOT_CERTIFIED"
+    assert code == 1
+
+
+@pytest.mark.slow
+def test_the_wire_agrees_with_the_transcript(s3_run: tuple[int, dict[str, Any], list[ProxyEvent]]) -> None:
+    """From the proxy's record alone: a published version was staged earlier, and each table's
+    versions were published in increasing order."""
+    _, _, events = s3_run
+    staged: dict[tuple[str, int], int] = {}
+    published: dict[str, list[int]] = {}
+    for e in events:
+        if e.method != "PUT" or e.status != 200:
+            continue
+        if m := STAGED.search(e.path):
+            staged.setdefault((m.group(1), int(m.group(2))), e.seq)
+        elif (m := PUBLISHED.search(e.path)) and int(m.group(2)) > 0:
+            table, version = m.group(1), int(m.group(2))
+            assert (table, version) in staged and staged[(table, version)] < e.seq, f"{e.path} published unstaged"
+            published.setdefault(table, []).append(version)
+    assert published, "no publication went through the proxy"
+    for table, versions in published.items():
+        assert versions == sorted(versions), f"{table} published out of order: {versions}"
