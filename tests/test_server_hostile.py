@@ -245,7 +245,8 @@ def test_replay_against_a_published_file_that_is_a_directory(world: World) -> No
 
 
 def _listed(world: World, version: int) -> dict[str, Any]:
-    (commit,) = [c for c in world.admin.listing(world.table)["commits"] if c["version"] == version]
+    commits: list[dict[str, Any]] = world.admin.listing(world.table)["commits"]
+    (commit,) = [c for c in commits if c["version"] == version]
     return commit
 
 
