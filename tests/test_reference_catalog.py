@@ -26,7 +26,11 @@ from reference_impl.storage.local import LocalStorage, path_to_uri
 
 
 def staged(location: str, version: int) -> str:
-    return f"{location}/_delta_log/_staged_commits/{version:020d}.{uuid.uuid4()}.json"
+    """A staged commit written for ``version`` (the catalog reads what it ratifies)."""
+    uri = f"{location}/_delta_log/_staged_commits/{version:020d}.{uuid.uuid4()}.json"
+    if uri.startswith("file:///"):
+        LocalStorage().put(uri, b'{"commitInfo":{}}\n')
+    return uri
 
 
 def new_table(catalog: ReferenceCatalog, name: str) -> TableInfo:

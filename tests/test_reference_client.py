@@ -66,6 +66,7 @@ class RacingCatalog(ReferenceCatalog):
         inline_content: bytes | None = None,
         in_commit_timestamp: int | None = None,
         latest_published_version: int | None = None,
+        staged_content: bytes | None = None,
     ) -> None:
         race, self.race = self.race, None
         if race is not None:
@@ -77,6 +78,7 @@ class RacingCatalog(ReferenceCatalog):
             inline_content=inline_content,
             in_commit_timestamp=in_commit_timestamp,
             latest_published_version=latest_published_version,
+            staged_content=staged_content,
         )
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import httpx
 import pytest
-from reference_impl.server.testing import Driver, served
 
 from reference_impl.delta import log_paths as P
+from tests.tooling.server import Driver, served
 
 SCHEMA = "/api/2.1/unity-catalog/delta/v1/catalogs/unity/schemas/default"
 PROTOCOL = {

@@ -12,11 +12,11 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
-from reference_impl.server.testing import COMMITS, Driver, served
 
 from reference_impl.delta import log_paths as P
 from reference_impl.server.app import PREFIX
 from reference_impl.storage.local import LocalStorage
+from tests.tooling.server import COMMITS, Driver, served
 
 uc: Any = pytest.importorskip("unitycatalog.client")
 UM: Any = pytest.importorskip("unitycatalog.client.models")  # the SDK declares no exports: typed loosely

@@ -1,7 +1,14 @@
 """The reference catalog: a correct ``contract.Catalog`` over SQLite or PostgreSQL.
 
-The catalog ratifies only; it never reads staged files (RFC "Terminology:
-Commits": it "stores only the location, not the content, of a staged commit").
+The catalog ratifies, and binds each ratified staged commit to the bytes it was
+ratified with: the RFC's catalog "stores only the location" of a staged commit
+("Terminology: Commits") yet relies on "the content of a ratified commit is
+immutable" ("Publishing Commits"), and a catalog that judges content (refusing
+protocol or metadata changes from low-privilege writers, the RFC's first
+motivation) must serve what it judged. So with a storage the catalog keeps the
+bytes it read at ratification (``ratified_content``) and serves a staged commit
+whose file no longer holds them as an inline commit of the kept bytes. The
+staged file is read with ``read_commit_file``: bounded, never blocking.
 
 Every decision a faulty variant may get wrong lives in one small ``_hook``
 method, so a variant (``reference_impl/faults/catalog_faults.py``) overrides
@@ -29,6 +36,7 @@ from conformance.contract.delta import (
     TableNotFound,
 )
 from reference_impl.catalog.store import CatalogStore, TableRow, Tx
+from reference_impl.storage.commit_file import DEFAULT_READ_LIMITS, CommitFileError, ReadLimits, read_commit_file
 
 KNOWN_MAINTENANCE_OPS = MaintenancePolicy().allowed
 _TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
@@ -82,13 +90,22 @@ class ReferenceCatalog:
     """Catalog-managed tables in a database shared by threads and processes: a SQLite file
     (``db_path`` a path) or a PostgreSQL database (a ``postgresql://`` URL; ``store.py``).
 
-    With ``storage`` given, registration checks that version 0 was written.
+    With ``storage`` given, registration checks that version 0 was written and ratification
+    binds a staged commit to its bytes (read within ``read_limits``).
     """
 
-    def __init__(self, db_path: str | Path, warehouse_uri: str, storage: Storage | None = None) -> None:
+    def __init__(
+        self,
+        db_path: str | Path,
+        warehouse_uri: str,
+        storage: Storage | None = None,
+        *,
+        read_limits: ReadLimits = DEFAULT_READ_LIMITS,
+    ) -> None:
         self._store = CatalogStore(db_path)
         self.warehouse_uri = warehouse_uri.rstrip("/")
         self._storage = storage
+        self.read_limits = read_limits
 
     def close(self) -> None:
         self._store.close()
@@ -154,7 +171,10 @@ class ReferenceCatalog:
         inline_content: bytes | None = None,
         in_commit_timestamp: int | None = None,
         latest_published_version: int | None = None,
+        staged_content: bytes | None = None,
     ) -> None:
+        """``staged_content``: the bytes of ``staged_uri`` a caller already read and judged (the
+        server), bound as they are; otherwise the catalog reads the file itself (with a storage)."""
         # Validate everything before touching the store: a bad request changes nothing.
         with self._store.read() as tx:
             row = self._registered(tx, table_id)
@@ -166,15 +186,29 @@ class ReferenceCatalog:
         # Nothing at or above the proposed version can be published yet.
         if published is not None and not (_is_int(published) and 0 <= published < version):
             raise InvalidRequest(f"invalid latest_published_version {published!r}")
-        self._ratify(row.table_id, proposal, published)
+        content = staged_content
+        if staged_uri is not None and content is None and self._storage is not None:
+            content = self._read_staged(row.location, staged_uri)  # outside the transaction: I/O
+        self._ratify(row.table_id, proposal, published, content)
 
-    def _ratify(self, table_id: str, proposal: RatifiedCommit, published: int | None) -> None:
-        """Check and record in one write transaction: exactly one proposal per version wins."""
+    def _read_staged(self, location: str, staged_uri: str) -> bytes:
+        try:
+            return read_commit_file(self._storage, staged_uri, location, self.read_limits)
+        except CommitFileError as e:
+            raise InvalidRequest(f"the staged commit cannot be read: {e}") from e
+
+    def _ratify(
+        self, table_id: str, proposal: RatifiedCommit, published: int | None, content: bytes | None = None
+    ) -> None:
+        """Check and record in one write transaction: exactly one proposal per version wins.
+        ``content``: the bytes of a staged proposal, kept with it."""
         with self._store.write() as tx:
             row = tx.table(table_id)
             assert row is not None
             self._check_version(row.latest_version, proposal.version)
             self._write_commit(tx, table_id, proposal)
+            if proposal.staged_uri is not None and content is not None:
+                tx.bind_content(table_id, proposal.version, content)
             tx.raise_latest(table_id, proposal.version)
             if published is not None:
                 self._publish(tx, table_id, published)
@@ -205,10 +239,12 @@ class ReferenceCatalog:
         with self._store.read() as tx:
             row = self._registered(tx, table_id)
             stored = self._stored_commits(tx, table_id)
+            kept = tx.bound_contents(table_id)
         start = 0 if start_version is None else start_version
         end = row.latest_version if end_version is None else end_version
         listed = self._select_listing(stored, start, end)
-        return GetCommitsResponse([self._served(c) for c in listed], self._listed_latest(row))
+        served = [self._as_ratified(row.location, c, kept.get(c.version)) for c in listed]
+        return GetCommitsResponse([self._served(c) for c in served], self._listed_latest(row))
 
     def _stored_commits(self, tx: Tx, table_id: str) -> list[RatifiedCommit]:
         """Every commit the catalog still stores for the table, ascending."""
@@ -222,6 +258,18 @@ class ReferenceCatalog:
     def _listed_latest(self, row: TableRow) -> int:
         """The latest ratified version, authoritative, also when nothing is listed."""
         return row.latest_version
+
+    def _as_ratified(self, location: str, commit: RatifiedCommit, kept: bytes | None) -> RatifiedCommit:
+        """A staged commit as ratified: its file while that still holds the bytes kept at ratification,
+        else (rewritten, replaced, gone) those bytes as an inline commit. Never the changed file."""
+        if commit.staged_uri is None or kept is None:
+            return commit
+        try:
+            if read_commit_file(self._storage, commit.staged_uri, location, self.read_limits) == kept:
+                return commit
+        except CommitFileError:
+            pass
+        return RatifiedCommit(commit.version, None, kept, commit.in_commit_timestamp)
 
     def _served(self, commit: RatifiedCommit) -> RatifiedCommit:
         """A stored commit as readers get it: unchanged (inline content byte for byte)."""

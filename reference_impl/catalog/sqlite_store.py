@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -71,8 +72,15 @@ class SqliteBackend:
         return self._transaction("BEGIN IMMEDIATE" if write else "BEGIN")
 
     def close(self) -> None:
+        """Close every connection, the WAL checkpointed first: SQLite removes the ``-wal`` and ``-shm``
+        files when the last connection of the last process closes."""
         with self._all_lock:
-            for conn in list(self._all):
+            conns = list(self._all)
+            for conn in conns[:1]:
+                # Busy (another process) or broken: closing is all that is left.
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            for conn in conns:
                 conn.close()
             self._all.clear()
         self._local = threading.local()

@@ -20,6 +20,7 @@ Whatever fails inside a transaction (a refused proposal included) rolls it back.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -46,6 +47,21 @@ CREATE TABLE IF NOT EXISTS commits (
     inline_content BLOB,
     in_commit_timestamp INTEGER,
     PRIMARY KEY (table_id, version)
+)""",
+    # The bytes of a staged commit as the catalog judged them when it ratified it: what it serves
+    # as that version, whatever happens to the staged file afterwards (docs/server.md).
+    """
+CREATE TABLE IF NOT EXISTS ratified_content (
+    table_id TEXT NOT NULL REFERENCES tables(table_id),
+    version INTEGER NOT NULL,
+    content BLOB NOT NULL,
+    PRIMARY KEY (table_id, version)
+)""",
+    # Written and cleared at start-up: a database the store cannot write is found then, not at
+    # the first commit.
+    """
+CREATE TABLE IF NOT EXISTS store_probe (
+    probe TEXT PRIMARY KEY
 )""",
 )
 
@@ -176,6 +192,21 @@ class Tx:
     def delete_commits(self, table_id: str, up_to: int) -> None:
         """Drop stored commits with version <= ``up_to``."""
         self._execute("DELETE FROM commits WHERE table_id = ? AND version <= ?", (table_id, up_to))
+        self._execute("DELETE FROM ratified_content WHERE table_id = ? AND version <= ?", (table_id, up_to))
+
+    def bind_content(self, table_id: str, version: int, content: bytes) -> None:
+        """Keep the judged bytes of a ratified staged commit (an overwrite only for faulty variants,
+        whose second ratification of a version must not fail here)."""
+        self._execute(
+            "INSERT INTO ratified_content (table_id, version, content) VALUES (?, ?, ?)"
+            " ON CONFLICT (table_id, version) DO UPDATE SET content = excluded.content",
+            (table_id, version, content),
+        )
+
+    def bound_contents(self, table_id: str) -> dict[int, bytes]:
+        """Version -> the kept bytes of each stored staged commit of the table."""
+        rows = self._execute("SELECT version, content FROM ratified_content WHERE table_id = ?", (table_id,))
+        return {int(version): bytes(content) for version, content in rows.fetchall()}
 
 
 class Backend(Protocol):
@@ -205,9 +236,19 @@ class CatalogStore:
     def __init__(self, location: str | Path, *, busy_timeout_s: float = 60.0) -> None:
         self.location = location
         self._backend = open_backend(location, busy_timeout_s)
-        with self.write() as tx:
-            for statement in SCHEMA:
-                tx.conn.execute(statement)
+        try:
+            with self.write() as tx:
+                for statement in SCHEMA:
+                    tx.conn.execute(statement)
+                tx.conn.execute("INSERT INTO store_probe (probe) VALUES (?)", (str(uuid.uuid4()),))
+                tx.conn.execute("DELETE FROM store_probe")
+        except StoreError:
+            self._backend.close()
+            raise
+        except Exception as e:  # the driver's errors (read-only, not a database, no permission)
+            self._backend.close()
+            detail = " ".join(str(e).split())  # one line; never the location (a URL may hold a password)
+            raise StoreError(f"cannot use the catalog database: {type(e).__name__}: {detail}") from e
 
     def write(self) -> AbstractContextManager[Tx]:
         """A write transaction: what it reads cannot change under it before it commits."""

@@ -20,6 +20,7 @@ from conformance.contract.delta import (
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.catalog.store import TableRow, Tx
 from reference_impl.faults.base import fault
+from reference_impl.storage.commit_file import DEFAULT_READ_LIMITS, ReadLimits
 
 
 @fault(
@@ -56,7 +57,9 @@ class RatifyTwice(ReferenceCatalog):
     description="Check-then-act outside one transaction: concurrent proposers can all win.",
 )
 class RacyRatify(ReferenceCatalog):
-    def _ratify(self, table_id: str, proposal: RatifiedCommit, published: int | None) -> None:
+    def _ratify(
+        self, table_id: str, proposal: RatifiedCommit, published: int | None, content: bytes | None = None
+    ) -> None:
         with self._store.read() as tx:
             row = tx.table(table_id)
         assert row is not None
@@ -108,6 +111,17 @@ class MutateInline(ReferenceCatalog):
             return commit
         altered = content[:-1] if content.endswith(b"\n") else content + b"\n"
         return RatifiedCommit(commit.version, None, altered, commit.in_commit_timestamp)
+
+
+@fault(
+    "serve-rewritten-staged",
+    "catalog",
+    breaks=("CAT-RATIFIED-CONTENT-BOUND",),
+    description="Serves a ratified staged commit by location only: a file rewritten after ratification is served.",
+)
+class ServeRewrittenStaged(ReferenceCatalog):
+    def _as_ratified(self, location: str, commit: RatifiedCommit, kept: bytes | None) -> RatifiedCommit:
+        return commit
 
 
 @fault(
@@ -167,17 +181,26 @@ class ListsRejected(ReferenceCatalog):
     # Kept in the same database so every instance on the file sees them.
     _TABLE = "fault_refused_proposals"
 
-    def __init__(self, db_path: str | Path, warehouse_uri: str, storage: Storage | None = None) -> None:
-        super().__init__(db_path, warehouse_uri, storage)
+    def __init__(
+        self,
+        db_path: str | Path,
+        warehouse_uri: str,
+        storage: Storage | None = None,
+        *,
+        read_limits: ReadLimits = DEFAULT_READ_LIMITS,
+    ) -> None:
+        super().__init__(db_path, warehouse_uri, storage, read_limits=read_limits)
         with self._store.write() as tx:
             tx.conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {self._TABLE} (table_id TEXT, version INTEGER,"
                 " staged_uri TEXT, inline_content BLOB, in_commit_timestamp INTEGER)"
             )
 
-    def _ratify(self, table_id: str, proposal: RatifiedCommit, published: int | None) -> None:
+    def _ratify(
+        self, table_id: str, proposal: RatifiedCommit, published: int | None, content: bytes | None = None
+    ) -> None:
         try:
-            super()._ratify(table_id, proposal, published)
+            super()._ratify(table_id, proposal, published, content)
         except (CommitConflict, CommitRejected):
             with self._store.write() as tx:
                 tx.conn.execute(

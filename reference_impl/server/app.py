@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from reference_impl.server import models as M
 from reference_impl.server.auth import Authenticator, Principal
-from reference_impl.server.edge import DEFAULT_MAX_BODY_BYTES, EdgeMiddleware
+from reference_impl.server.edge import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES, EdgeMiddleware
 from reference_impl.server.errors import (
     ApiError,
     handle_api_error,
@@ -57,6 +57,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         (403, "The token's role or table scope does not allow it"),
         (404, "Not found"),
         (413, "Body too large"),
+        (408, "The body did not arrive in time"),
         (415, "Body is not application/json"),
     )
 }
@@ -161,7 +162,12 @@ def uc_router() -> APIRouter:
 
 
 def build_app(
-    svc: CatalogService, auth: Authenticator, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, delta_v1: bool = True
+    svc: CatalogService,
+    auth: Authenticator,
+    *,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
+    delta_v1: bool = True,
 ) -> FastAPI:
     app = FastAPI(
         title="lakecert reference catalog: the Unity Catalog API subset for catalog-managed Delta tables",
@@ -181,7 +187,7 @@ def build_app(
     app.add_exception_handler(RequestValidationError, handle_validation_error)
     app.add_exception_handler(StarletteHTTPException, handle_http_error)
     app.add_exception_handler(Exception, handle_unexpected)
-    app.add_middleware(EdgeMiddleware, max_body_bytes=max_body_bytes)
+    app.add_middleware(EdgeMiddleware, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s)
     app.include_router(uc_router())
     from reference_impl.server.namespaces import namespaces_router
     from reference_impl.server.uc_compat import compat_router

@@ -1,20 +1,26 @@
 """``lakecert serve``: the reference catalog (or one faulty variant) over HTTP.
 
 ``add_serve_arguments(parser)`` declares the options; ``serve_main(args)`` runs the server
-until interrupted and returns an exit code (0, or 2 for bad usage). ``build(args)`` builds
-the app without running it (tests, embedding).
+until SIGTERM or SIGINT and returns an exit code (0 after a clean stop, or 2 for bad usage
+or a database it cannot use, found at start-up). ``build(args)`` builds the app without
+running it (tests, embedding).
 """
 
 from __future__ import annotations
 
 import argparse
 import ipaddress
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the server's dependencies (extra `server`) are imported only when serving
+    import uvicorn
     from fastapi import FastAPI
 
     from reference_impl.catalog.catalog import ReferenceCatalog
@@ -23,6 +29,10 @@ if TYPE_CHECKING:  # the server's dependencies (extra `server`) are imported onl
 
 USAGE_ERROR = 2
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024  # reference_impl.server.edge uses the same default
+DEFAULT_BODY_TIMEOUT_S = 30.0  # and this
+DEFAULT_MAX_COMMIT_BYTES = 16 * 1024 * 1024  # reference_impl.storage.commit_file uses the same defaults
+DEFAULT_COMMIT_READ_TIMEOUT_S = 10.0
+GRACEFUL_SHUTDOWN_S = 10
 SERVER_NAME = "lakecert-reference-0.1"
 
 
@@ -50,6 +60,24 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
         help="UC's limit on unpublished commits per table, refused with 429 (default 10, UC's; 0: no limit)",
     )
     p.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, help="largest request body")
+    p.add_argument(
+        "--body-timeout",
+        type=float,
+        default=DEFAULT_BODY_TIMEOUT_S,
+        help="seconds a request body may take to arrive, else 408 (default 30)",
+    )
+    p.add_argument(
+        "--max-commit-bytes",
+        type=int,
+        default=DEFAULT_MAX_COMMIT_BYTES,
+        help="largest staged or published commit file the server reads (default 16 MiB)",
+    )
+    p.add_argument(
+        "--commit-read-timeout",
+        type=float,
+        default=DEFAULT_COMMIT_READ_TIMEOUT_S,
+        help="seconds reading one commit file may take (default 10)",
+    )
     p.add_argument("--s3-endpoint-url", help="S3 endpoint for s3:// warehouses (credentials: AWS environment)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
 
@@ -101,8 +129,12 @@ def build(args: argparse.Namespace) -> Built:
         from reference_impl.storage.local import path_to_uri
     except ImportError as e:
         raise ServeError(f"the server needs the `server` extra (pip install 'lakecert[server]'): {e}") from e
-    if args.max_unpublished < 0 or args.max_body_bytes < 1:
-        raise ServeError("--max-unpublished must be >= 0 and --max-body-bytes >= 1")
+    from reference_impl.storage.commit_file import ReadLimits
+
+    if args.max_unpublished < 0 or args.max_body_bytes < 1 or args.max_commit_bytes < 1:
+        raise ServeError("--max-unpublished must be >= 0, --max-body-bytes and --max-commit-bytes >= 1")
+    if not (args.body_timeout > 0 and args.commit_read_timeout > 0):
+        raise ServeError("--body-timeout and --commit-read-timeout must be > 0")
     cls = _catalog_class(args.fault)
     try:
         tokens = load_tokens(args.tokens) if args.tokens else None
@@ -116,21 +148,38 @@ def build(args: argparse.Namespace) -> Built:
         db = args.db
     else:
         db = Path(args.db).resolve()
-        db.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            db.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ServeError(f"cannot create the database's directory {db.parent}: {e.strerror}") from e
     warehouse = args.warehouse or path_to_uri(Path(db).parent / "warehouse")
     if not warehouse.startswith(("file:///", "s3://")):
         raise ServeError(f"--warehouse must be an absolute file:// or an s3:// URI, not {warehouse!r}")
     storage = make_storage(args.s3_endpoint_url)
+    limits_read = ReadLimits(max_bytes=args.max_commit_bytes, timeout_s=args.commit_read_timeout)
     try:
-        catalog = cls(db, warehouse, storage)
+        catalog = cls(db, warehouse, storage, read_limits=limits_read)
     except StoreError as e:
         raise ServeError(str(e)) from e
-    meta = MetaStore(db)
+    try:
+        meta = MetaStore(db)
+    except StoreError as e:
+        catalog.close()
+        raise ServeError(str(e)) from e
     limits = Limits(max_unpublished=args.max_unpublished or None)
     name = SERVER_NAME + (f" (faulty:{args.fault.removeprefix('faulty:')})" if args.fault else "")
     service = CatalogService(catalog, meta, storage, limits=limits, server_name=name)
-    service.ensure_namespace(args.catalog, args.schema)
-    app = build_app(service, Authenticator(tokens), max_body_bytes=args.max_body_bytes)
+    from reference_impl.server.errors import ApiError
+
+    try:
+        service.ensure_namespace(args.catalog, args.schema)
+    except ApiError as e:
+        meta.close()
+        catalog.close()
+        raise ServeError(e.message) from e
+    app = build_app(
+        service, Authenticator(tokens), max_body_bytes=args.max_body_bytes, body_timeout_s=args.body_timeout
+    )
     return Built(app, service, catalog, meta)
 
 
@@ -141,14 +190,36 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
+def _server(app: FastAPI, log_level: str) -> uvicorn.Server:
+    """uvicorn, stopped cleanly by SIGTERM or SIGINT: the signal ends the serving loop and the process
+    then exits 0 after closing the database (uvicorn itself re-raises the signal after its shutdown,
+    which kills the process with 143 before the database is closed). Requests still running get
+    ``GRACEFUL_SHUTDOWN_S``."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    config = uvicorn.Config(app, log_level=log_level, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
+    return Server(config)
+
+
 def serve_main(args: argparse.Namespace) -> int:
     try:
         built = build(args)
     except ServeError as e:
         print(f"lakecert serve: {e}", file=sys.stderr)
         return USAGE_ERROR
-    import uvicorn
-
     from reference_impl.asgi_thread import bind_socket
 
     try:
@@ -169,7 +240,7 @@ def serve_main(args: argparse.Namespace) -> int:
         flush=True,
     )
     try:
-        uvicorn.Server(uvicorn.Config(built.app, log_level=args.log_level)).run(sockets=[sock])
+        _server(built.app, args.log_level).run(sockets=[sock])
     finally:
         sock.close()
         built.close()

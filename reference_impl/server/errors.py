@@ -42,6 +42,7 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "PAYLOAD_TOO_LARGE": (413, "BadRequestException"),
     "UNSUPPORTED_MEDIA_TYPE": (415, "BadRequestException"),
     "METHOD_NOT_ALLOWED": (405, "BadRequestException"),
+    "REQUEST_TIMEOUT": (408, "BadRequestException"),
 }
 _V1_STATUS_OVERRIDES = {"CATALOG_ALREADY_EXISTS": 409, "SCHEMA_ALREADY_EXISTS": 409, "TABLE_ALREADY_EXISTS": 409}
 
@@ -108,5 +109,13 @@ async def handle_http_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(request.url.path, ApiError(code, str(exc.detail)))
 
 
+def unexpected_response(request_path: str, exc: BaseException) -> JSONResponse:
+    """A 500 that closes the connection: the server's state after an unexpected error is unknown, and
+    a client must never send its next request (a commit) on a connection the server then drops."""
+    response = error_response(request_path, ApiError("INTERNAL", f"internal error: {type(exc).__name__}"))
+    response.headers["connection"] = "close"
+    return response
+
+
 async def handle_unexpected(request: Request, exc: Exception) -> JSONResponse:
-    return error_response(request.url.path, ApiError("INTERNAL", f"internal error: {type(exc).__name__}"))
+    return unexpected_response(request.url.path, exc)

@@ -80,6 +80,12 @@ class ServerProcess:
             os.kill(self._proc.pid, signal.SIGKILL)
         self._proc.wait(timeout=30)
 
+    def signal_and_wait(self, sig: int, timeout_s: float = 60.0) -> int:
+        """Send ``sig`` (SIGTERM, SIGINT) and return the exit code once the server has stopped."""
+        if self._proc.poll() is None:
+            os.kill(self._proc.pid, sig)
+        return self._proc.wait(timeout=timeout_s)
+
     def stop(self) -> None:
         if self._proc.poll() is None:
             self._proc.terminate()

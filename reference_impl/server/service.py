@@ -28,12 +28,13 @@ from conformance.contract.delta import (
     TableInfo,
     TableNotFound,
 )
-from reference_impl.catalog.catalog import ReferenceCatalog, delta_file_uri, staged_dir_uri
+from reference_impl.catalog.catalog import ReferenceCatalog, check_commit, delta_file_uri, staged_dir_uri
 from reference_impl.catalog.store import TableRow
 from reference_impl.server import models as M
 from reference_impl.server.auth import Principal, Role
 from reference_impl.server.errors import ApiError, invalid
 from reference_impl.server.meta import MetaStore, Namespace, StagingRecord, TableRecord, now_ms
+from reference_impl.storage.commit_file import CommitFileError, read_commit_file
 
 # UC's ValidationUtils.validateSqlObjectName.
 _SQL_NAME = re.compile(r"[a-zA-Z0-9_@-]{1,255}")
@@ -345,16 +346,21 @@ class CatalogService:
             raise invalid("Field must be a single file name without path separators: file_name")
         return staged_dir_uri(row.location) + file_name
 
-    def _content(self, staged_uri: str | None, inline: bytes | None) -> bytes:
-        if inline is not None:
-            return inline
-        assert staged_uri is not None
+    def _read(self, row: TableRow, uri: str) -> bytes:
+        """A commit file of the table: a regular file below it, bounded and never blocking; every
+        kind of failure the same 400, so the answer says nothing about paths outside the table."""
         if self.storage is None:
             raise invalid("this server has no storage to read staged commits from")
         try:
-            return self.storage.get(staged_uri)
-        except (FileNotFoundError, ValueError) as e:
-            raise invalid(f"staged commit not found: {staged_uri}") from e
+            return read_commit_file(self.storage, uri, row.location, self.catalog.read_limits)
+        except CommitFileError as e:
+            raise invalid(f"the commit file cannot be used: {e}") from e
+
+    def _content(self, row: TableRow, staged_uri: str | None, inline: bytes | None) -> bytes:
+        if inline is not None:
+            return inline
+        assert staged_uri is not None
+        return self._read(row, staged_uri)
 
     def commit(self, who: Principal, req: M.DeltaCommit) -> None:
         row = self._commit_target(who, req.table_id, req.table_uri, writing=True)
@@ -373,7 +379,11 @@ class CatalogService:
             raise invalid(f"Latest backfilled version {backfilled} must be below the commit version {info.version}")
         if req.metadata is not None:
             who.require("admin", action="a commit that changes table metadata")
-        if not who.has_role("admin") and changes_protocol_or_metadata(self._content(staged_uri, inline)):
+        with catalog_errors():  # the staged name and version are checked before the file is opened
+            check_commit(row.location, RatifiedCommit(info.version, staged_uri, inline, info.timestamp))
+        # Read once: the bytes judged here are the bytes the catalog binds to the version.
+        content = self._content(row, staged_uri, inline)
+        if not who.has_role("admin") and changes_protocol_or_metadata(content):
             raise ApiError("PERMISSION_DENIED", "changing the protocol or metadata needs the admin role")
         self._check_unpublished_limit(row, info.version, backfilled)
         try:
@@ -385,6 +395,7 @@ class CatalogService:
                     inline_content=inline,
                     in_commit_timestamp=info.timestamp,
                     latest_published_version=backfilled,
+                    staged_content=content if staged_uri is not None else None,
                 )
         except ApiError as e:
             if e.error_code == "COMMIT_VERSION_CONFLICT" and self._is_replay(row, info.version, staged_uri, inline):
@@ -434,8 +445,8 @@ class CatalogService:
         # Published and dropped: compare with the published file, as UC does.
         published_uri = delta_file_uri(row.location, version)
         try:
-            return self._content(staged_uri, inline) == self.storage.get(published_uri)
-        except (ApiError, FileNotFoundError, ValueError):
+            return self._content(row, staged_uri, inline) == self._read(row, published_uri)
+        except ApiError:
             return False
 
     def _apply_metadata(self, table_id: str, metadata: M.DeltaMetadata) -> None:
