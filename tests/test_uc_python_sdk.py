@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from reference_impl.delta import log_paths as P
-from reference_impl.server.app import PREFIX
+from reference_impl.server.deps import PREFIX
 from reference_impl.storage.local import LocalStorage
 from tests.tooling.server import COMMITS, Driver, served
 

@@ -35,7 +35,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
-from reference_impl.catalog.store import TABLE_COLUMNS, Cursor, StoreError, TableRow, Tx
+from reference_impl.catalog.transaction import TABLE_COLUMNS, Cursor, StoreError, TableRow, Tx
 
 try:
     import psycopg

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from reference_impl.catalog.store import Tx
+from reference_impl.catalog.transaction import Tx
 
 
 class _Connection(sqlite3.Connection):

@@ -10,13 +10,15 @@ from __future__ import annotations
 from functools import partial
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, FastAPI, Query
 from fastapi.exceptions import RequestValidationError
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from reference_impl.server import models as M
-from reference_impl.server.auth import Authenticator, Principal
+from reference_impl.server.auth import Authenticator
+from reference_impl.server.delta_v1 import v1_router
+from reference_impl.server.delta_v1_tables import tables_router
+from reference_impl.server.deps import PREFIX, Svc, Who
 from reference_impl.server.edge import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES, EdgeMiddleware
 from reference_impl.server.errors import (
     ApiError,
@@ -25,27 +27,11 @@ from reference_impl.server.errors import (
     handle_unexpected,
     handle_validation_error,
 )
+from reference_impl.server.namespaces import namespaces_router
 from reference_impl.server.service import CatalogService
+from reference_impl.server.uc_compat import compat_router
 
-PREFIX = "/api/2.1/unity-catalog"
 VERSION = "0.1.0"
-_bearer = HTTPBearer(auto_error=False, description="A token of the server's tokens file (none: open server)")
-
-
-def service(request: Request) -> CatalogService:
-    svc: CatalogService = request.app.state.service
-    return svc
-
-
-def principal(
-    request: Request, _: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)] = None
-) -> Principal:
-    auth: Authenticator = request.app.state.auth
-    return auth.authenticate(request.headers.get("authorization"))
-
-
-Svc = Annotated[CatalogService, Depends(service)]
-Who = Annotated[Principal, Depends(principal)]
 MaxResults = Annotated[int | None, Query(ge=0, le=1000, description="Ignored beyond validation: no paging")]
 PageToken = Annotated[str | None, Query(max_length=1024)]
 
@@ -189,15 +175,9 @@ def build_app(
     app.add_exception_handler(Exception, handle_unexpected)
     app.add_middleware(EdgeMiddleware, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s)
     app.include_router(uc_router())
-    from reference_impl.server.namespaces import namespaces_router
-    from reference_impl.server.uc_compat import compat_router
-
     app.include_router(compat_router())
     app.include_router(namespaces_router())
     if delta_v1:
-        from reference_impl.server.delta_v1 import v1_router
-        from reference_impl.server.delta_v1_tables import tables_router
-
         app.include_router(v1_router())
         app.include_router(tables_router())
     return app

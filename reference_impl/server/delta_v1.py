@@ -15,8 +15,8 @@ from fastapi import APIRouter, Query
 
 from reference_impl.server import models as M
 from reference_impl.server import models_v1 as V
-from reference_impl.server.app import Svc, Who
 from reference_impl.server.auth import Principal
+from reference_impl.server.deps import Svc, Who
 from reference_impl.server.errors import V1_PREFIX, ApiError, invalid
 from reference_impl.server.service import CatalogService
 

@@ -19,8 +19,8 @@ from pydantic import Field
 
 from reference_impl.server import models as M
 from reference_impl.server import models_v1 as V
-from reference_impl.server.app import Svc, Who
 from reference_impl.server.delta_v1 import ERRORS, PREFIX, load_table
+from reference_impl.server.deps import Svc, Who
 from reference_impl.server.errors import ApiError, invalid
 from reference_impl.server.service import UC_TABLE_ID
 

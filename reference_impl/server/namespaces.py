@@ -14,8 +14,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from reference_impl.server import models as M
-from reference_impl.server.app import PREFIX, Svc, Who
 from reference_impl.server.auth import Principal
+from reference_impl.server.deps import PREFIX, Svc, Who
 from reference_impl.server.errors import ApiError, invalid
 from reference_impl.server.service import CatalogService, catalog_errors, check_name
 

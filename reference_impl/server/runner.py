@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from types import TracebackType
 
-from reference_impl.server.app import PREFIX
+from reference_impl.server.deps import PREFIX
 
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never through a proxy
 

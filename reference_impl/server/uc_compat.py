@@ -17,7 +17,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import ValidationError
 
 from reference_impl.server import models as M
-from reference_impl.server.app import PREFIX, Svc, Who
+from reference_impl.server.deps import PREFIX, Svc, Who
 from reference_impl.server.errors import invalid
 
 _FIELDS = ("table_id", "table_uri", "start_version", "end_version")

@@ -14,8 +14,8 @@ import httpx
 from reference_impl.asgi_thread import ServerThread
 from reference_impl.delta import actions as A
 from reference_impl.delta import log_paths as P
-from reference_impl.server.app import PREFIX
 from reference_impl.server.cli import Built, build, parse_serve_args
+from reference_impl.server.deps import PREFIX
 from reference_impl.storage.local import LocalStorage
 
 API = PREFIX
