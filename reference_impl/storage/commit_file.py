@@ -20,7 +20,7 @@ import stat
 import time
 from dataclasses import dataclass
 
-from conformance.targets.contract import Storage
+from conformance.contract.delta import Storage
 from reference_impl.storage.local import SCHEME, uri_to_path
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, ict_of, version0
+from conformance.contract.delta import CatalogError
 from conformance.observe.recording import RecordingCatalog
-from conformance.targets.contract import CatalogError
 
 
 @pytest.mark.req("CAT-RATIFIED-CONTENT-BOUND")
