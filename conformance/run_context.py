@@ -153,7 +153,7 @@ class RunContext:
             try:
                 with deadline(self.config.settings.deadlines.call_s, "the target's version()"):
                     self._target_version = self.target.version()
-            except Exception as e:  # the version line must not break a run; the checks say what is wrong
+            except (Exception, DeadlineExceeded) as e:  # the version line must not break a run
                 self._target_version = f"unknown ({type(e).__name__})"
         return self._target_version
 

@@ -19,8 +19,12 @@ from contextlib import contextmanager
 from types import FrameType
 
 
-class DeadlineExceeded(Exception):
-    """``what`` took longer than ``seconds``; ``stack`` is where it was stuck."""
+class DeadlineExceeded(BaseException):
+    """``what`` took longer than ``seconds``; ``stack`` is where it was stuck.
+
+    A ``BaseException``, like ``KeyboardInterrupt``: code that catches ``Exception`` (hypothesis
+    treating it as a failing example and shrinking on, a retry loop, an adapter's error mapping)
+    must not swallow it and go on waiting."""
 
     def __init__(self, what: str, seconds: float, stack: str) -> None:
         super().__init__(f"no answer within {seconds:g} s from {what}")

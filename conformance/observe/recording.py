@@ -109,7 +109,10 @@ class RecordingCatalog(_Recorder):
         inline_content: bytes | None = None,
         in_commit_timestamp: int | None = None,
         latest_published_version: int | None = None,
+        **extra: Any,
     ) -> None:
+        """``extra``: keywords beyond the contract that the wrapped catalog takes (the reference's
+        ``staged_content``, passed by ``lakecert serve`` when it serves a recorded catalog)."""
         for hook in list(self.before_commit):
             hook(table_id, version)
         args = {
@@ -130,6 +133,7 @@ class RecordingCatalog(_Recorder):
                 inline_content=inline_content,
                 in_commit_timestamp=in_commit_timestamp,
                 latest_published_version=latest_published_version,
+                **extra,
             ),
         )
 

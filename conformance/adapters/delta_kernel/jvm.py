@@ -69,33 +69,40 @@ class KernelProcess:
         hadoop: dict[str, str] | None = None,
     ) -> None:
         settings = [f"{k}={v}" for k, v in (hadoop or {}).items()]
-        command = [java, "-Xmx1g", "-cp", classpath(jars, classes), MAIN_CLASS, url, token or "", *settings]
+        self._command = [java, "-Xmx1g", "-cp", classpath(jars, classes), MAIN_CLASS, url, token or "", *settings]
+        self._timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._interrupted = False
+        self._start()
+
+    def _start(self) -> None:
+        """Start the driver and wait for its hello (again, after an interrupted request killed it)."""
         self._proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
+            self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
         )
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._stderr: list[str] = []
-        self._timeout_s = timeout_s
-        self._lock = threading.Lock()
-        threading.Thread(target=self._pump_stdout, daemon=True).start()
-        threading.Thread(target=self._pump_stderr, daemon=True).start()
+        threading.Thread(target=self._pump_stdout, args=(self._proc, self._lines), daemon=True).start()
+        threading.Thread(target=self._pump_stderr, args=(self._proc, self._stderr), daemon=True).start()
         hello = self._next()
         if hello.get("type") != "ready":
             self.close()
             raise KernelDied(f"unexpected first line from the driver: {hello}")
         self.kernel_version = str(hello.get("kernel", "unknown"))
 
-    def _pump_stdout(self) -> None:
-        assert self._proc.stdout is not None
-        for line in self._proc.stdout:
-            self._lines.put(line)
-        self._lines.put(None)
+    @staticmethod
+    def _pump_stdout(proc: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
 
-    def _pump_stderr(self) -> None:
-        assert self._proc.stderr is not None
-        for line in self._proc.stderr:
-            self._stderr.append(line)
-            del self._stderr[:-200]  # the tail is what explains a crash
+    @staticmethod
+    def _pump_stderr(proc: subprocess.Popen[str], tail: list[str]) -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            tail.append(line)
+            del tail[:-200]  # the tail is what explains a crash
 
     def _next(self) -> dict[str, Any]:
         try:
@@ -118,24 +125,40 @@ class KernelProcess:
     def call(self, request: dict[str, Any], observer: Observer) -> Any:
         """Run one request; each storage event goes to ``observer`` before the driver may go on."""
         with self._lock:
+            if self._interrupted:  # lakecert killed it: a new driver, so the next check starts clean
+                self._interrupted = False
+                self._start()
             self._write(json.dumps(request))
-            while True:
-                message = self._next()
-                kind = message.get("type")
-                if kind == "event":
-                    observer(message)
-                    self._write("ack")
-                elif kind == "result":
-                    return message.get("value")
-                elif kind == "error":
-                    raise KernelFailed(
-                        str(message.get("kind")),
-                        str(message.get("class")),
-                        str(message.get("message")),
-                        [str(c) for c in message.get("causes", [])],
-                    )
-                else:
-                    raise KernelDied(f"unexpected line from the driver: {message}")
+            try:
+                return self._exchange(observer)
+            except (KernelFailed, KernelDied):
+                raise
+            except BaseException:
+                # Interrupted mid-request (a deadline, an observer that raised): the driver may be
+                # waiting for an ack or hold an unread answer, so nothing it says can be trusted.
+                self._proc.kill()
+                self._proc.wait()
+                self._interrupted = True
+                raise
+
+    def _exchange(self, observer: Observer) -> Any:
+        while True:
+            message = self._next()
+            kind = message.get("type")
+            if kind == "event":
+                observer(message)
+                self._write("ack")
+            elif kind == "result":
+                return message.get("value")
+            elif kind == "error":
+                raise KernelFailed(
+                    str(message.get("kind")),
+                    str(message.get("class")),
+                    str(message.get("message")),
+                    [str(c) for c in message.get("causes", [])],
+                )
+            else:
+                raise KernelDied(f"unexpected line from the driver: {message}")
 
     def close(self) -> None:
         if self._proc.poll() is None:
