@@ -28,6 +28,7 @@ SIDE_OF_PROFILE = {
     "delta-cm-reader": "client",
     "delta-cm-path-access": "client",
     "iceberg-row-delta": "engine",
+    "delta-row-conflicts": "engine",
 }
 
 

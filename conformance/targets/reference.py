@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from conformance.engines.delta_contract import DeltaEngine
 from conformance.targets.contract import Catalog, DeltaClient
 from conformance.targets.iceberg_contract import IcebergEngine
 from conformance.targets.target import Kind, Side, TargetEnv
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.client import ReferenceClient
+from reference_impl.delta_conflicts import DeltaModelEngine
 from reference_impl.faults.registry import Fault
 from reference_impl.iceberg import ModelEngine
 
@@ -45,9 +47,17 @@ class ReferenceTarget:
         """The executable Iceberg model with the corrected validations, or a faulty preset."""
         if self.fault and self.fault.side == "engine":
             engine = self.fault.cls(env)
-            assert isinstance(engine, ModelEngine)
-            return engine
+            if isinstance(engine, ModelEngine):  # else a Delta engine variant: Iceberg stays correct
+                return engine
         return ModelEngine()
+
+    def make_delta_engine(self, env: TargetEnv) -> DeltaEngine:
+        """The executable Delta conflict model with the corrected preset, or a faulty preset."""
+        if self.fault and self.fault.side == "engine":
+            engine = self.fault.cls(env)
+            if isinstance(engine, DeltaModelEngine):  # else an Iceberg engine variant: Delta stays correct
+                return engine
+        return DeltaModelEngine()
 
     def close(self) -> None:
         return None

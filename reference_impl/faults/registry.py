@@ -47,5 +47,7 @@ def all_faults() -> dict[str, Fault]:
 
     if importlib.util.find_spec("reference_impl.faults.engine_faults"):  # the Iceberg engine variants
         importlib.import_module("reference_impl.faults.engine_faults")
+    if importlib.util.find_spec("reference_impl.faults.delta_engine_faults"):  # the Delta engine variants
+        importlib.import_module("reference_impl.faults.delta_engine_faults")
 
     return dict(sorted(FAULTS.items()))

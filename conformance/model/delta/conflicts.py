@@ -67,8 +67,8 @@ def _added_file_conflict(
     blind = list(winner.adds) if winner.blind_append else []
     if level is IsolationLevel.WRITE_SERIALIZABLE and not txn.metadata_changed:
         checked = changed
-        if preset.write_serializable_deletes_blind and txn.op.kind is OpKind.DELETE:
-            checked = []
+        if preset.write_serializable_all_blind:
+            checked = []  # the faulty variant: every added file taken for a blind append
     elif level is IsolationLevel.SERIALIZABLE and preset.serializable_skips_blind_appends:
         checked = changed
     elif level is not None:

@@ -55,6 +55,9 @@ class DeltaModel:
 
     def commit(self, txn: Transaction) -> CommitResult:
         """Write the commit at the first free version after its snapshot, checking every winner."""
+        if all(isinstance(a, CommitInfo) for a in txn.actions):
+            # Delta's commitIfNeeded: a write that changes nothing commits nothing (no version)
+            return CommitResult(False, None, "nothing to commit: no version written")
         if not self.preset.check_before_write:
             return self._write_then_check(txn)
         base = txn.start_version

@@ -33,7 +33,7 @@ class Preset:
     merge_winner_dvs: bool = True  # row-level rebase unions the winner's deletion vector into its own
     ignore_shared_removes: bool = False  # removes of a file the loser also removes are not conflicts
     serializable_skips_blind_appends: bool = False  # Serializable checks only non-blind adds
-    write_serializable_deletes_blind: bool = False  # WriteSerializable DELETE checks no added file
+    write_serializable_all_blind: bool = False  # WriteSerializable row-level writes check no added file
     optimize_checks: bool = True  # False: OPTIMIZE commits without any conflict check
     put_if_absent: bool = True  # False: the commit file overwrites a version another writer wrote
     check_before_write: bool = True  # False: write the commit file first, check (and abort) after
