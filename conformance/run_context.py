@@ -30,6 +30,12 @@ SIDE_OF_PROFILE = {
     "iceberg-row-delta": "engine",
     "delta-row-conflicts": "engine",
 }
+# An engine target serves an engine profile only with that profile's factory method.
+ENGINE_FACTORY = {"iceberg-row-delta": "make_engine", "delta-row-conflicts": "make_delta_engine"}
+
+
+def _has_factory(target: Target, profile: str) -> bool:
+    return callable(getattr(target, ENGINE_FACTORY.get(profile, "version"), None))
 
 
 def select_profiles(target: Target, wanted: list[str] | None) -> list[str]:
@@ -50,7 +56,11 @@ def select_profiles(target: Target, wanted: list[str] | None) -> list[str]:
         if supported is not None and unsupported:
             raise ConfigError(f"target {target.name} supports only profile(s) {sorted(supported)}, not {unsupported}")
         return list(dict.fromkeys(wanted))
-    return [p for p in known if SIDE_OF_PROFILE.get(p) in target.sides and (supported is None or p in supported)]
+    return [
+        p
+        for p in known
+        if SIDE_OF_PROFILE.get(p) in target.sides and (supported is None or p in supported) and _has_factory(target, p)
+    ]
 
 
 def _warehouse(cfg: Config, workdir: Path) -> tuple[str, Storage, S3Settings | None]:

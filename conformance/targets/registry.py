@@ -18,6 +18,7 @@ BUILTIN_ADAPTERS = {
     "spark-iceberg": "conformance.targets.spark_iceberg:SparkIcebergTarget",
     "spark-pyiceberg": "conformance.targets.spark_iceberg:SparkPyIcebergTarget",
     "delta-rs": "conformance.targets.path_clients:DeltaRsTarget",
+    "delta-rs-engine": "conformance.adapters.delta_rs_engine:DeltaRsEngineTarget",
     "polars": "conformance.targets.path_clients:PolarsTarget",
     "pyarrow-dataset": "conformance.targets.path_clients:PyArrowDatasetTarget",
 }
@@ -26,6 +27,7 @@ DESCRIPTIONS = {
     "spark-iceberg": "Spark with the Iceberg runtime, through the reference REST catalog (options: master)",
     "spark-pyiceberg": "spark-iceberg with pyiceberg as the second writer (its INSERTs and DELETEs)",
     "delta-rs": "delta-rs (deltalake) given only a table's path; profile delta-cm-path-access",
+    "delta-rs-engine": "delta-rs writers on moto S3, commits held at the store; profile delta-row-conflicts",
     "polars": "polars read_delta / write_delta given only a table's path; profile delta-cm-path-access",
     "pyarrow-dataset": "naive reader: every Parquet file under the path, no log; profile delta-cm-path-access",
 }
