@@ -16,6 +16,7 @@ import re
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 COMMIT_FILE = re.compile(r"/_delta_log/(\d{20})\.json$")
@@ -179,5 +180,15 @@ class HoldingProxy:
                     conn.close()
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward  # noqa: N815 - http.server's names
+
+            def __getattr__(self, name: str) -> Any:
+                # Any other method: 405, recorded, never forwarded (http.server would answer 501).
+                if not name.startswith("do_"):
+                    raise AttributeError(name)
+                return self._refuse
+
+            def _refuse(self) -> None:
+                proxy._record("anonymous", self.command, urlsplit(self.path).path, 405, False)
+                self.send_error(405, "method not allowed")
 
         return Handler
