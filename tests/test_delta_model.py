@@ -104,3 +104,17 @@ def test_configurations_cover_isolation_and_features() -> None:
     assert {(c.isolation, c.deletion_vectors, c.row_tracking) for c in CONFIGS} == {
         (level, dv, rt) for level in IsolationLevel for dv, rt in ((False, False), (True, False), (True, True))
     }
+
+
+def test_a_txn_of_an_application_it_read_is_a_conflict() -> None:
+    """Idempotent writers (PROTOCOL.md "Transaction Identifiers"): no operation of the menu writes a
+    ``txn`` action, so the check is exercised here directly."""
+    from conformance.model.delta import check
+    from conformance.model.delta.actions import Commit, Txn
+
+    model = DeltaModel(FILE_LEVEL_DV)
+    loser = replace(model.begin("T1", INSERT_LEE), read_app_ids=frozenset({"stream-1"}))
+    winner = Commit(2, (Txn("stream-1", 7),), "T0")
+    assert str(check(CORRECTED, FILE_LEVEL_DV, model.table, loser, winner)).startswith("ConcurrentTransactionException")
+    other = Commit(2, (Txn("stream-2", 1),), "T0")
+    assert check(CORRECTED, FILE_LEVEL_DV, model.table, loser, other) == loser

@@ -36,6 +36,8 @@ def check(preset: Preset, setup: DeltaSetup, table: Table, txn: Transaction, win
         return Conflict("ProtocolChangedException", f"the protocol changed at v{v}")
     if preset.check_metadata and winner.metadata is not None:
         return Conflict("MetadataChangedException", f"the metadata changed at v{v}")
+    if preset.check_app_ids and {t.app_id for t in winner.txns} & txn.read_app_ids:
+        return Conflict("ConcurrentTransactionException", f"an application it read committed again at v{v}")
     row_level = preset.row_level_concurrency and setup.deletion_vectors and setup.row_tracking
     added = _added_file_conflict(preset, setup, table, txn, winner, row_level)
     if added is not None:

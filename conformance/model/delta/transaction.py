@@ -29,6 +29,7 @@ class Transaction:
     read_whole_table: bool = False  # its predicate could match any file (MERGE's join)
     reads: bool = False  # not a blind append: it has a read predicate
     touched: dict[str, frozenset[int]] = field(default_factory=dict)  # path -> positions it changes
+    read_app_ids: frozenset[str] = frozenset()  # applications whose ``txn`` version it read
 
     @property
     def data_change(self) -> bool:
