@@ -75,8 +75,7 @@ def test_profile_runs_end_to_end(tmp_path: Path) -> None:
 
 
 def test_a_pinned_version_other_than_the_installed_one_is_a_configuration_error(tmp_path: Path) -> None:
-    proc = lakecert(
-        "run", "--target", "delta-rs-engine", "--out", str(tmp_path / "run"), env={"LAKECERT_DELTALAKE_VERSION": "0.0.1"}
-    )  # fmt: skip
+    pinned = {"LAKECERT_DELTALAKE_VERSION": "0.0.1"}
+    proc = lakecert("run", "--target", "delta-rs-engine", "--out", str(tmp_path / "run"), env=pinned)
     assert proc.returncode == 2
     assert not (tmp_path / "run" / "results.json").exists()

@@ -98,7 +98,7 @@ class DeltaRsHeldCommit:
         if written:  # it wrote a version (even if it then reported a failure): committed there
             return CommitResult(True, written[-1], "" if reply[0] == "ok" else f"{reply[1]} after writing")
         if reply[0] == "error":
-            return CommitResult(False, None, f"{reply[1]}: {reply[2]}")
+            return CommitResult(False, None, f"{reply[1]}: {str(reply[2]).splitlines()[0]}")
         return CommitResult(False, None, "nothing to commit: no version written")
 
 
