@@ -20,7 +20,7 @@ from conformance.checks.delta_conflicts.scenarios import (
 from conformance.checks.iceberg.scenarios import DATA_FILES, DELETE_JACK, DELETE_JILL, INSERT_LEE
 from conformance.engines.delta_contract import DeltaSetup, IsolationLevel
 from conformance.history import AnomalyKind
-from conformance.model.delta import CORRECTED, DELTA_SPARK, DeltaModel, Preset
+from conformance.model.delta import CORRECTED, DELTA_KERNEL_BEFORE_7163, DELTA_SPARK, DeltaModel, Preset
 from reference_impl.delta_conflicts import DeltaModelEngine
 from reference_impl.faults.registry import all_faults
 
@@ -118,3 +118,9 @@ def test_a_txn_of_an_application_it_read_is_a_conflict() -> None:
     assert str(check(CORRECTED, FILE_LEVEL_DV, model.table, loser, winner)).startswith("ConcurrentTransactionException")
     other = Commit(2, (Txn("stream-2", 1),), "T0")
     assert check(CORRECTED, FILE_LEVEL_DV, model.table, loser, other) == loser
+
+
+def test_kernel_without_file_checks_resurrects_and_duplicates_rows() -> None:
+    """The model predicts what delta-io/delta#7163 reports for Kernel's checker before the fix."""
+    broken = {req for req, _, _ in _anomalies(DELTA_KERNEL_BEFORE_7163)}
+    assert {"DELTA-NO-RESURRECTION", "DELTA-NO-DUPLICATE-ROW", "DELTA-COMPACTION-PRESERVES-ROWS"} <= broken

@@ -44,6 +44,16 @@ class Preset:
 # conflicts with a transaction that read the table (blind appends too under Serializable).
 DELTA_SPARK = Preset(name="delta-spark")
 
+# Delta Kernel's conflict checker as delta-io/delta#7163 describes it before that change: protocol,
+# metadata, domain metadata and row ids only; a loser is rebased past any file-level overlap.
+DELTA_KERNEL_BEFORE_7163 = replace(
+    DELTA_SPARK,
+    name="delta-kernel-before-7163",
+    check_added_files=False,
+    check_deleted_read=False,
+    check_deleted_deleted=False,
+)
+
 # The fix this model proposes for engines adding row-level concurrency (Kernel's and delta-rs's
 # conflict checkers are being written now): resolve deletion-vector overlaps row by row, and
 # always merge the winner's deletion vector into the rebased one.
