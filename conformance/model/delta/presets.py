@@ -28,6 +28,8 @@ class Preset:
     no_data_change_is_snapshot: bool = True
     # With deletion vectors and row tracking: overlaps that are only deletion-vector updates of one
     # file are resolved row by row (disjoint rows rebase, the vectors merged) instead of failing.
+    # Gated on row tracking as row-level concurrency is documented; vector positions alone would do
+    # for the disjointness test (the design of delta-io/delta#7357).
     row_level_concurrency: bool = False
     # ---- switches that only faulty variants flip
     merge_winner_dvs: bool = True  # row-level rebase unions the winner's deletion vector into its own
