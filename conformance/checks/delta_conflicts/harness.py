@@ -1,8 +1,6 @@
-"""Runs held-commit schedules on the Delta engine under test, records the history, judges it with
-the history checker against the order the table's isolation level promises.
-
-As for Iceberg (conformance/checks/iceberg/harness.py), the harness never states an expected
-outcome: it records who committed at which version and what every version holds.
+"""Runs held-commit schedules on the Delta engine under test (``schedules.held_run``, shared with
+the Iceberg harness), and judges each history with the history checker against the order the
+table's isolation level promises. It never states an expected outcome.
 """
 
 from __future__ import annotations
@@ -10,14 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import allure
-
 from conformance.checks.delta_conflicts.scenarios import Scenario, serial_order
-from conformance.engines.delta_contract import DeltaEngine, DeltaSetup, HeldCommit, NotSupported
-from conformance.history import Anomaly, History, OpRecord, ReadRecord, ScheduleStep, check
+from conformance.engines.delta_contract import DeltaEngine, DeltaSetup, NotSupported
+from conformance.history import Anomaly, History, check
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import Violation, not_applicable
 from conformance.schedules.enumerate import HeldSchedule
+from conformance.schedules.held_run import run_held, schedule_notes
+
+__all__ = ["Finding", "findings", "first_finding", "record", "run_check", "run_held"]
 
 
 @dataclass(frozen=True)
@@ -26,33 +25,6 @@ class Finding:
     setup: DeltaSetup
     schedule: HeldSchedule
     history: History
-
-
-def run_held(engine: DeltaEngine, table: str, setup: DeltaSetup, schedule: HeldSchedule) -> History:
-    """Create ``table``, run ``schedule`` on it, then read every version since the set-up."""
-    initial = engine.create_table(table, setup)
-    steps = [ScheduleStep(f"set-up: {setup.describe()}; v{initial.version} holds {list(initial.rows)}")]
-    held: dict[int, HeldCommit] = {}
-    records: dict[int, OpRecord] = {}
-    for (what, i), text in zip(schedule.events, schedule.describe(), strict=True):
-        writer, op = schedule.ops[i]
-        if what == "begin":
-            held[i] = engine.begin(table, writer, op)
-            steps.append(ScheduleStep(f"{text} (snapshot v{held[i].start_version})", f"T{i}"))
-            continue
-        result = held[i].release()
-        version = result.version if result.committed else None
-        records[i] = OpRecord(f"T{i}", op.kind, op.id, op.values, held[i].start_version, version, writer)
-        outcome = f"COMMITTED v{version}" if result.committed else f"ABORTED ({result.reason or 'conflict'})"
-        steps.append(ScheduleStep(f"{text}: {outcome}", f"T{i}"))
-    latest = engine.read(table).version
-    reads = tuple(ReadRecord(v, engine.read(table, v).rows) for v in range(initial.version, latest + 1))
-    steps.append(ScheduleStep(f"read v{initial.version}..v{latest}"))
-    with allure.step(f"schedule on {table} ({setup.describe()})"):
-        for step in steps:
-            with allure.step(step.text):
-                pass
-    return History(initial.version, initial.rows, tuple(records[i] for i in sorted(records)), reads, tuple(steps))
 
 
 def findings(engine: DeltaEngine, table: str, setup: DeltaSetup, scenario: Scenario) -> Iterator[Finding]:
@@ -68,24 +40,8 @@ def first_finding(engine: DeltaEngine, table: str, setup: DeltaSetup, scenario: 
 
 
 def record(transcript: Transcript, finding: Finding) -> None:
-    """What a reproducer needs: the table, the schedule, every operation and version read."""
-    transcript.notes["schedule"] = {
-        "table": finding.setup.describe(),
-        "steps": list(finding.anomaly.schedule),
-        "anomaly": finding.anomaly.kind.value,
-        "operations": [
-            {
-                "tx": o.name,
-                "op": o.kind.value,
-                "id": o.id,
-                "values": list(o.values),
-                "start": o.start_version,
-                "commit": o.commit_version,
-            }
-            for o in finding.history.ops
-        ],
-        "versions": {str(r.version): [list(row) for row in r.rows] for r in finding.history.reads},
-    }
+    """What a reproducer needs to see the failure again."""
+    transcript.notes["schedule"] = schedule_notes(finding.anomaly, finding.setup, finding.history)
 
 
 def run_check(engine: DeltaEngine, table: str, setup: DeltaSetup, scenario: Scenario, transcript: Transcript) -> None:
