@@ -20,7 +20,7 @@ from conformance.checks.delta_conflicts.scenarios import (
 from conformance.checks.iceberg.scenarios import DATA_FILES, DELETE_JACK, DELETE_JILL, INSERT_LEE
 from conformance.engines.delta_contract import DeltaSetup, IsolationLevel
 from conformance.history import AnomalyKind
-from conformance.model.delta import CORRECTED, DELTA_KERNEL_BEFORE_7163, DELTA_SPARK, DeltaModel, Preset
+from conformance.model.delta import CORRECTED, DELTA_KERNEL_BEFORE_7163, DELTA_RS_1_6, DELTA_SPARK, DeltaModel, Preset
 from reference_impl.delta_conflicts import DeltaModelEngine
 from reference_impl.faults.registry import all_faults
 
@@ -124,3 +124,12 @@ def test_kernel_without_file_checks_resurrects_and_duplicates_rows() -> None:
     """The model predicts what delta-io/delta#7163 reports for Kernel's checker before the fix."""
     broken = {req for req, _, _ in _anomalies(DELTA_KERNEL_BEFORE_7163)}
     assert {"DELTA-NO-RESURRECTION", "DELTA-NO-DUPLICATE-ROW", "DELTA-COMPACTION-PRESERVES-ROWS"} <= broken
+
+
+def test_delta_rs_preset_duplicates_rows_with_two_optimizes_only() -> None:
+    """The delta-rs 1.6 preset gives what real delta-rs did: only concurrent compactions break."""
+    # every row twice while no committed write touched it: the checker's wrong-value
+    assert {(req, kind) for req, _, kind in _anomalies(DELTA_RS_1_6)} == {
+        ("DELTA-COMPACTION-PRESERVES-ROWS", "wrong-value"),
+        ("DELTA-ISOLATION-LEVEL", "wrong-value"),
+    }

@@ -119,7 +119,9 @@ DUPLICATE_PAIRS = Scenario(
 )
 COMPACTION_PAIRS = Scenario(
     "DELTA-COMPACTION-PRESERVES-ROWS",
-    tuple(s for op in (DELETE_JACK, UPDATE_JACK_COLOR, MERGE_JACK) for s in held_schedules((op, COMPACT_ALL))),
+    tuple(
+        s for op in (COMPACT_ALL, DELETE_JACK, UPDATE_JACK_COLOR, MERGE_JACK) for s in held_schedules((op, COMPACT_ALL))
+    ),
     ROW_KINDS,
 )
 SERIALIZABLE_PAIRS = Scenario(

@@ -5,12 +5,13 @@ checks of Serializable and WriteSerializable switchable through a ``Preset``."""
 
 from conformance.model.delta.conflicts import Conflict, check
 from conformance.model.delta.model import DeltaModel
-from conformance.model.delta.presets import CORRECTED, DELTA_KERNEL_BEFORE_7163, DELTA_SPARK, Preset
+from conformance.model.delta.presets import CORRECTED, DELTA_KERNEL_BEFORE_7163, DELTA_RS_1_6, DELTA_SPARK, Preset
 from conformance.model.delta.transaction import Transaction, plan
 
 __all__ = [
     "CORRECTED",
     "DELTA_KERNEL_BEFORE_7163",
+    "DELTA_RS_1_6",
     "DELTA_SPARK",
     "Conflict",
     "DeltaModel",

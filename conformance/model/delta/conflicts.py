@@ -44,6 +44,8 @@ def check(preset: Preset, setup: DeltaSetup, table: Table, txn: Transaction, win
         return added
     resolved: set[str] = set()
     for r in winner.removes:
+        if not r.data_change and not preset.quiet_removes_conflict:
+            continue
         shared = r.path in txn.removed_paths
         if preset.ignore_shared_removes and shared:
             continue
@@ -65,7 +67,8 @@ def _added_file_conflict(
     level: IsolationLevel | None = setup.isolation
     if preset.no_data_change_is_snapshot and not txn.data_change:
         level = None  # SnapshotIsolation
-    changed = [a for a in winner.adds if a.data_change and not winner.blind_append]
+    # Delta's changedDataAddedFiles: every add of a commit that is not a blind append, OPTIMIZE's too
+    changed = [] if winner.blind_append else list(winner.adds)
     blind = list(winner.adds) if winner.blind_append else []
     if level is IsolationLevel.WRITE_SERIALIZABLE and not txn.metadata_changed:
         checked = changed

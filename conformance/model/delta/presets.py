@@ -26,6 +26,8 @@ class Preset:
     check_deleted_deleted: bool = True
     # a transaction without data change (OPTIMIZE) runs at SnapshotIsolation: no added-files check
     no_data_change_is_snapshot: bool = True
+    # a winner's remove with dataChange=false (OPTIMIZE's) counts in the deleted-file checks
+    quiet_removes_conflict: bool = True
     # With deletion vectors and row tracking: overlaps that are only deletion-vector updates of one
     # file are resolved row by row (disjoint rows rebase, the vectors merged) instead of failing.
     # Gated on row tracking as row-level concurrency is documented; vector positions alone would do
@@ -55,6 +57,11 @@ DELTA_KERNEL_BEFORE_7163 = replace(
     check_deleted_read=False,
     check_deleted_deleted=False,
 )
+
+# delta-rs 1.6 as observed (docs/compatibility.md): Delta's checks, except that a winner's removes
+# with dataChange=false never conflict (what delta-io/delta-rs#3982 describes), so two concurrent
+# OPTIMIZEs both commit and every row is there twice.
+DELTA_RS_1_6 = replace(DELTA_SPARK, name="delta-rs-1.6", quiet_removes_conflict=False)
 
 # The fix this model proposes for engines adding row-level concurrency (Kernel's and delta-rs's
 # conflict checkers are being written now): resolve deletion-vector overlaps row by row, and
