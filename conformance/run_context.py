@@ -49,7 +49,7 @@ def select_profiles(target: Target, wanted: list[str] | None) -> list[str]:
         unknown = [p for p in wanted if p not in known]
         if unknown:
             raise ConfigError(f"unknown profile(s) {unknown}; known: {sorted(known)}")
-        missing = [p for p in wanted if SIDE_OF_PROFILE.get(p) not in target.sides]
+        missing = [p for p in wanted if SIDE_OF_PROFILE.get(p) not in target.sides or not _has_factory(target, p)]
         if missing:
             raise ConfigError(f"target {target.name} has no side for profile(s) {missing}")
         unsupported = [p for p in wanted if supported is not None and p not in supported]
