@@ -105,8 +105,9 @@ SHORT_FORMS = {
     "LAKECERT_FIXTURES": "paths__fixtures",
     "LAKECERT_JARS": "paths__jars",
 }
-# Read by commands outside a run (``lakecert report``), not part of the run's settings.
-OTHER_VARIABLES = {"LAKECERT_ALLURE"}
+# Read outside the run's settings: by ``lakecert report`` (the Allure command line) and by the
+# delta-rs-engine adapter (the deltalake version a client project gates on).
+OTHER_VARIABLES = {"LAKECERT_ALLURE", "LAKECERT_DELTALAKE_VERSION"}
 SECRET_WORDS = ("token", "secret", "password", "credential", "access_key")
 
 

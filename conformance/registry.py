@@ -23,12 +23,14 @@ BUILTIN_ADAPTERS = {
     "pyarrow-dataset": "conformance.adapters.path_clients:PyArrowDatasetTarget",
     "iceberg-rest": "conformance.adapters.iceberg_rest:IcebergRestTarget",
     "delta-kernel": "conformance.adapters.delta_kernel:DeltaKernelTarget",
+    "delta-rs-engine": "conformance.adapters.delta_rs_engine:DeltaRsEngineTarget",
 }
 DESCRIPTIONS = {
     "uc": "any catalog speaking Unity Catalog's Delta commits API (options: url, token)",
     "spark-iceberg": "Spark with the Iceberg runtime, through the reference REST catalog (options: master)",
     "spark-pyiceberg": "spark-iceberg with pyiceberg as the second writer (its INSERTs and DELETEs)",
     "delta-rs": "delta-rs (deltalake) given only a table's path; profile delta-cm-path-access",
+    "delta-rs-engine": "delta-rs writers on moto S3, commits held at the store; profile delta-row-conflicts",
     "polars": "polars read_delta / write_delta given only a table's path; profile delta-cm-path-access",
     "pyarrow-dataset": "naive reader: every Parquet file under the path, no log; profile delta-cm-path-access",
     "iceberg-rest": "any Iceberg REST catalog; profile iceberg-catalog-commit (options: uri, token, warehouse_dir)",

@@ -19,9 +19,19 @@ import pytest
 from conformance import fixtures_dir
 from conformance.config import Config, ConfigError
 from conformance.contract.delta import Catalog, CatalogError, DeltaClient, NotSupported, Storage
+from conformance.contract.delta_engine import DeltaEngine
 from conformance.contract.iceberg import IcebergEngine
 from conformance.contract.iceberg_catalog import RestCatalogEndpoint
-from conformance.contract.target import Target, TargetEnv, declared_profiles, make_engine, make_iceberg_catalog
+from conformance.contract.target import (
+    ENGINE_FACTORIES,
+    Target,
+    TargetEnv,
+    declared_profiles,
+    make_delta_engine,
+    make_engine,
+    make_iceberg_catalog,
+    offers,
+)
 from conformance.observe.deadline import DeadlineExceeded, deadline
 from conformance.registry import build_target
 from conformance.report.results import RunSummary
@@ -39,7 +49,13 @@ SIDE_OF_PROFILE = {
     "delta-cm-path-access": "client",
     "iceberg-row-delta": "engine",
     "iceberg-catalog-commit": "iceberg-catalog",
+    "delta-row-conflicts": "engine",
 }
+
+
+def _has_factory(target: Target, profile: str) -> bool:
+    """An engine target serves an engine profile only with that profile's factory method."""
+    return profile not in ENGINE_FACTORIES or offers(target, ENGINE_FACTORIES[profile])
 
 
 class TargetBuildError(Exception):
@@ -56,14 +72,18 @@ def select_profiles(target: Target, wanted: list[str] | None) -> list[str]:
         unknown = [p for p in wanted if p not in known]
         if unknown:
             raise ConfigError(f"unknown profile(s) {unknown}; known: {sorted(known)}")
-        missing = [p for p in wanted if SIDE_OF_PROFILE.get(p) not in target.sides]
+        missing = [p for p in wanted if SIDE_OF_PROFILE.get(p) not in target.sides or not _has_factory(target, p)]
         if missing:
             raise ConfigError(f"target {target.name} has no side for profile(s) {missing}")
         unsupported = [p for p in wanted if supported is not None and p not in supported]
         if supported is not None and unsupported:
             raise ConfigError(f"target {target.name} supports only profile(s) {sorted(supported)}, not {unsupported}")
         return list(dict.fromkeys(wanted))
-    return [p for p in known if SIDE_OF_PROFILE.get(p) in target.sides and (supported is None or p in supported)]
+    return [
+        p
+        for p in known
+        if SIDE_OF_PROFILE.get(p) in target.sides and (supported is None or p in supported) and _has_factory(target, p)
+    ]
 
 
 def _warehouse(cfg: Config, workdir: Path) -> tuple[str, Storage, S3Settings | None]:
@@ -165,6 +185,10 @@ class RunContext:
     def engine(self) -> IcebergEngine:
         """The target's Iceberg engine (side ``engine``), built once by the session fixture."""
         return self._built("make_engine", lambda: make_engine(self.target, self.env))
+
+    def delta_engine(self) -> DeltaEngine:
+        """The target's Delta engine (profile ``delta-row-conflicts``), once per run."""
+        return self._built("make_delta_engine", lambda: make_delta_engine(self.target, self.env))
 
     def iceberg_catalog(self) -> RestCatalogEndpoint:
         """The target's Iceberg REST catalog (side ``iceberg-catalog``), once per run."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from conformance.contract.delta import Catalog, DeltaClient
+from conformance.contract.delta_engine import DeltaEngine
 from conformance.contract.iceberg import IcebergEngine
 from conformance.contract.iceberg_catalog import RestCatalogEndpoint
 from conformance.contract.target import Kind, Side, TargetEnv
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.client import ReferenceClient
+from reference_impl.delta_conflicts import DeltaModelEngine
 from reference_impl.faults.registry import Fault
 from reference_impl.iceberg import ModelEngine
 from reference_impl.iceberg_rest.endpoint import start_reference
@@ -48,14 +50,22 @@ class ReferenceTarget:
         """The executable Iceberg model with the corrected validations, or a faulty preset."""
         if self.fault and self.fault.side == "engine":
             engine = self.fault.cls(env)
-            assert isinstance(engine, ModelEngine)
-            return engine
+            if isinstance(engine, ModelEngine):  # else a Delta engine variant: Iceberg stays correct
+                return engine
         return ModelEngine()
 
     def make_iceberg_catalog(self, env: TargetEnv) -> RestCatalogEndpoint:
         """The reference Iceberg REST catalog, or its faulty variant, served for this run."""
         faulty = self.fault.cls if self.fault and self.fault.side == "iceberg-catalog" else None
         return start_reference(env, faulty)  # type: ignore[arg-type]
+
+    def make_delta_engine(self, env: TargetEnv) -> DeltaEngine:
+        """The executable Delta conflict model with the corrected preset, or a faulty preset."""
+        if self.fault and self.fault.side == "engine":
+            engine = self.fault.cls(env)
+            if isinstance(engine, DeltaModelEngine):  # else an Iceberg engine variant: Delta stays correct
+                return engine
+        return DeltaModelEngine()
 
     def close(self) -> None:
         return None

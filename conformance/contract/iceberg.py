@@ -67,6 +67,9 @@ class OpKind(StrEnum):
     UPDATE = "UPDATE"
     DELETE = "DELETE"
     COMPACT = "COMPACT"  # rewrite data files; never changes the rows
+    # Delta's too (profile delta-row-conflicts); Iceberg engines are never asked for them.
+    MERGE = "MERGE"  # upsert of ``values``: update the row with its id, or insert it when there is none
+    METADATA = "METADATA"  # a table property change; never changes the rows
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,10 @@ class Operation:
             return f"UPDATE SET {sets} WHERE id={self.id}"
         if self.kind is OpKind.DELETE:
             return f"DELETE WHERE id={self.id}"
+        if self.kind is OpKind.MERGE:
+            return f"MERGE {self.values} ON id (update when matched, insert otherwise)"
+        if self.kind is OpKind.METADATA:
+            return "SET TBLPROPERTIES (a table property change)"
         return "COMPACT" + (f" files WHERE id={self.id}" if self.id is not None else " all data files")
 
 

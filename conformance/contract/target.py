@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, runtime_che
 from conformance.contract.delta import Catalog, DeltaClient, NotSupported, Storage
 
 if TYPE_CHECKING:
+    from conformance.contract.delta_engine import DeltaEngine
     from conformance.contract.iceberg import IcebergEngine
     from conformance.contract.iceberg_catalog import RestCatalogEndpoint
 
@@ -90,6 +91,9 @@ class TargetBase:
     profiles: frozenset[str] | None = None
     #: The Iceberg budget when the configuration says ``auto`` (None: the full budget).
     iceberg_budget: IcebergBudget | None = None
+    #: Whether ``delta-row-conflicts`` runs its exhaustive and generated schedules (a slow real engine
+    #: may say no: the directed checks only).
+    delta_exhaustive: bool = True
 
     def preflight(self) -> None:
         """One cheap call before any check (network targets): raise ``TargetUnavailable`` if the
@@ -98,6 +102,10 @@ class TargetBase:
     def make_engine(self, env: TargetEnv) -> IcebergEngine:
         """Targets with the ``engine`` side build the Iceberg engine under test, once per run."""
         raise NotSupported("this target has no Iceberg engine")
+
+    def make_delta_engine(self, env: TargetEnv) -> DeltaEngine:
+        """Targets judged on ``delta-row-conflicts`` build the Delta engine under test, once per run."""
+        raise NotSupported("this target has no Delta engine")
 
     def make_iceberg_catalog(self, env: TargetEnv) -> RestCatalogEndpoint:
         """Targets with the ``iceberg-catalog`` side hand over their REST catalog, once per run."""
@@ -117,14 +125,35 @@ def declared_iceberg_budget(target: Target) -> IcebergBudget:
     return found or FULL_BUDGET
 
 
+def declared_delta_exhaustive(target: Target) -> bool:
+    return bool(getattr(target, "delta_exhaustive", True))
+
+
+def make_delta_engine(target: Target, env: TargetEnv) -> DeltaEngine:
+    if "engine" not in target.sides or not offers(target, "make_delta_engine"):
+        raise TypeError(f"target {target.name} has no make_delta_engine(env) for delta-row-conflicts")
+    engine: DeltaEngine = target.make_delta_engine(env)  # type: ignore[attr-defined]
+    return engine
+
+
 def run_preflight(target: Target) -> None:
     check = getattr(target, "preflight", None)
     if callable(check):
         check()
 
 
+def offers(target: Target, member: str) -> bool:
+    """Whether the target really implements an optional method (not ``TargetBase``'s refusal)."""
+    own = getattr(type(target), member, None)
+    return callable(getattr(target, member, None)) and own is not getattr(TargetBase, member, None)
+
+
+# The engine profiles, and the method a target with the ``engine`` side needs for each.
+ENGINE_FACTORIES = {"iceberg-row-delta": "make_engine", "delta-row-conflicts": "make_delta_engine"}
+
+
 def has_engine(target: Target) -> bool:
-    return "engine" in target.sides and callable(getattr(target, "make_engine", None))
+    return "engine" in target.sides and offers(target, "make_engine")
 
 
 def make_engine(target: Target, env: TargetEnv) -> IcebergEngine:

@@ -16,12 +16,18 @@ from conformance.contract.iceberg import OpKind
 from conformance.history import explain
 from conformance.history.anomalies import Anomaly, AnomalyKind
 from conformance.history.events import History, OpRecord, ReadRecord
-from conformance.history.serial import RowState, in_commit_order, reachable, touches
+from conformance.history.serial import ROW_NEUTRAL, RowState, in_commit_order, reachable, touches
 
 
 class SerialOrder(StrEnum):
     ANY = "any"  # any order in which an operation follows those committed before it started
     COMMIT = "commit"  # the order of commit versions: what serializable isolation promises
+    # Delta's WriteSerializable: commit order, except that a blind append (INSERT) may be placed
+    # after writes that committed later without seeing it
+    WRITE_SERIALIZABLE = "write-serializable"
+
+
+PROMISE = {SerialOrder.COMMIT: "serializable isolation", SerialOrder.WRITE_SERIALIZABLE: "WriteSerializable"}
 
 
 def check(history: History, order: SerialOrder = SerialOrder.ANY) -> list[Anomaly]:
@@ -43,7 +49,7 @@ def check(history: History, order: SerialOrder = SerialOrder.ANY) -> list[Anomal
 
 def _row_ids(history: History, read: ReadRecord) -> list[str]:
     ids = {r[0] for r in history.initial_rows} | {r[0] for r in read.rows}
-    return sorted(ids | {o.id for o in history.ops if o.id is not None and o.kind is not OpKind.COMPACT})
+    return sorted(ids | {o.id for o in history.ops if o.id is not None and o.kind not in ROW_NEUTRAL})
 
 
 def _row_anomaly(history: History, read: ReadRecord, row_id: str, order: SerialOrder) -> Anomaly | None:
@@ -52,7 +58,11 @@ def _row_anomaly(history: History, read: ReadRecord, row_id: str, order: SerialO
     initial: RowState = tuple(sorted(r for r in history.initial_rows if r[0] == row_id))
     observed: RowState = tuple(sorted(r for r in read.rows if r[0] == row_id))
     any_order = reachable(initial, ops)
-    allowed = frozenset({in_commit_order(initial, ops)}) if order is SerialOrder.COMMIT else any_order
+    allowed = any_order
+    if order is SerialOrder.COMMIT:
+        allowed = frozenset({in_commit_order(initial, ops)})
+    elif order is SerialOrder.WRITE_SERIALIZABLE:
+        allowed = reachable(initial, ops, writes_in_commit_order=True)
     if observed in allowed:
         return None
     shown = explain.state_text(row_id, observed)
@@ -80,7 +90,7 @@ def _row_anomaly(history: History, read: ReadRecord, row_id: str, order: SerialO
         commits = ", ".join(f"{o.name} at v{o.commit_version}" for o in ops)
         text = (
             f"{story}; the read at v{v} returns {shown}, which some serial order gives but not the commit order "
-            f"({commits}) that serializable isolation promises (commit order leaves {leave})."
+            f"({commits}) that {PROMISE[order]} promises (commit order leaves {leave})."
         )
     else:
         verb = "still returns" if kind is AnomalyKind.RESURRECTED_ROW else "returns"
@@ -98,7 +108,7 @@ def _classify(
     any_order: frozenset[RowState],
     ops: Sequence[OpRecord],
 ) -> AnomalyKind:
-    if order is SerialOrder.COMMIT and observed in any_order:
+    if order is not SerialOrder.ANY and observed in any_order:
         return AnomalyKind.NOT_COMMIT_ORDER
     if len(observed) > 1 and all(len(s) <= 1 for s in allowed):
         return AnomalyKind.DUPLICATE_ROW

@@ -28,6 +28,10 @@ def op_text(history: History, op: OpRecord) -> str:
     where = f"at v{op.commit_version}" if op.committed else f"(from v{op.start_version}) but aborted"
     if op.kind is OpKind.COMPACT:
         return f"{op.name} compacted data files {where}"
+    if op.kind is OpKind.METADATA:
+        return f"{op.name} changed a table property {where}"
+    if op.kind is OpKind.MERGE:
+        return f"{op.name} merged {row_text(full_row(op.values))} into {op.id} {where}"
     if op.kind is OpKind.DELETE:
         return f"{op.name} deleted {op.id} {where}"
     if op.kind is OpKind.INSERT:

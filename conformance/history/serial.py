@@ -37,7 +37,9 @@ def apply(op: OpRecord, state: RowState) -> RowState:
         return tuple(sorted(set_values(r, op.values) for r in state))
     if op.kind is OpKind.DELETE:
         return ABSENT
-    return state  # compaction never changes rows
+    if op.kind is OpKind.MERGE:  # Delta's upsert: update every matching row, insert when none matches
+        return tuple(sorted(set_values(r, op.values) for r in state)) if state else (full_row(op.values),)
+    return state  # compaction and metadata changes never change rows
 
 
 def must_precede(a: OpRecord, b: OpRecord) -> bool:
@@ -45,15 +47,31 @@ def must_precede(a: OpRecord, b: OpRecord) -> bool:
     return a.commit_version is not None and b.start_version >= a.commit_version
 
 
-def reachable(initial: RowState, ops: Sequence[OpRecord]) -> frozenset[RowState]:
-    """Row states of every serial order of ``ops`` that respects their starting versions."""
-    return _reachable(initial, tuple(ops))
+def write_serializable_precede(a: OpRecord, b: OpRecord) -> bool:
+    """Delta's WriteSerializable: commit order, except that a blind append (INSERT) may be placed
+    after a later-committing write that did not see it (that write never checked blind appends)."""
+    if must_precede(a, b):
+        return True
+    if a.commit_version is None or b.commit_version is None or b.commit_version < a.commit_version:
+        return False
+    return not (a.kind is OpKind.INSERT and b.kind is not OpKind.INSERT)
+
+
+def reachable(
+    initial: RowState, ops: Sequence[OpRecord], *, writes_in_commit_order: bool = False
+) -> frozenset[RowState]:
+    """Row states of every serial order of ``ops`` that respects their starting versions (and,
+    with ``writes_in_commit_order``, the commit order of writes other than blind appends)."""
+    return _reachable(initial, tuple(ops), writes_in_commit_order)
 
 
 @functools.lru_cache(maxsize=1 << 14)  # exploration asks the same question for many schedules
-def _reachable(initial: RowState, ops: tuple[OpRecord, ...]) -> frozenset[RowState]:
+def _reachable(
+    initial: RowState, ops: tuple[OpRecord, ...], writes_in_commit_order: bool = False
+) -> frozenset[RowState]:
     n = len(ops)
-    preds = [sum(1 << j for j in range(n) if j != i and must_precede(ops[j], ops[i])) for i in range(n)]
+    before = write_serializable_precede if writes_in_commit_order else must_precede
+    preds = [sum(1 << j for j in range(n) if j != i and before(ops[j], ops[i])) for i in range(n)]
 
     @functools.cache
     def states(mask: int) -> frozenset[RowState]:
@@ -78,4 +96,7 @@ def in_commit_order(initial: RowState, ops: Sequence[OpRecord]) -> RowState:
 
 
 def touches(op: OpRecord, row_id: str) -> bool:
-    return op.kind is not OpKind.COMPACT and op.id == row_id
+    return op.kind not in ROW_NEUTRAL and op.id == row_id
+
+
+ROW_NEUTRAL = frozenset({OpKind.COMPACT, OpKind.METADATA})  # operations that never change a row

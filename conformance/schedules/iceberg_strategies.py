@@ -48,10 +48,12 @@ def held_schedules(
     new_ids: Sequence[str] = ("lee", "max"),
     max_ops: int = 4,
     writers: int = 3,
+    ops_from: st.SearchStrategy[Operation] | None = None,
 ) -> HeldSchedule:
     """Operations on ``writers`` writers, begun in order, each released at a drawn moment; a writer
-    holds one operation at a time and no id is inserted twice."""
-    drawn = draw(st.lists(operations(ids, new_ids), min_size=2, max_size=max_ops))
+    holds one operation at a time and no id is inserted twice. ``ops_from`` replaces the Iceberg
+    operations (the Delta checks draw theirs)."""
+    drawn = draw(st.lists(ops_from or operations(ids, new_ids), min_size=2, max_size=max_ops))
     ops: list[tuple[int, Operation]] = []
     inserted: set[str] = set()
     for op in drawn:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import importlib.util
 
-from reference_impl.faults import catalog_faults, client_faults, engine_faults
+from reference_impl.faults import catalog_faults, client_faults, delta_engine_faults, engine_faults
 from reference_impl.faults.base import FAULTS, Fault, Side, fault
 
 if importlib.util.find_spec("pyiceberg"):
     pass
 
 __all__ = ["Fault", "Side", "all_faults", "fault"]
-_MODULES = (catalog_faults, client_faults, engine_faults)  # imported for their registrations
+_MODULES = (catalog_faults, client_faults, engine_faults, delta_engine_faults)  # imported for their registrations
 
 
 def all_faults() -> dict[str, Fault]:

@@ -11,14 +11,15 @@ import pkgutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import allure
-
 from conformance.checks.iceberg.scenarios import Scenario
-from conformance.contract.iceberg import HeldCommit, IcebergEngine, NotSupported, TableSetup
-from conformance.history import Anomaly, History, OpRecord, ReadRecord, ScheduleStep, check
+from conformance.contract.iceberg import IcebergEngine, NotSupported, TableSetup
+from conformance.history import Anomaly, History, check
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import not_applicable
 from conformance.schedules.enumerate import HeldSchedule
+from conformance.schedules.held_run import run_held, schedule_notes
+
+__all__ = ["Finding", "findings", "first_finding", "record", "run_check", "run_held"]
 
 
 @dataclass(frozen=True)
@@ -29,35 +30,6 @@ class Finding:
     setup: TableSetup
     schedule: HeldSchedule
     history: History
-
-
-def run_held(engine: IcebergEngine, table: str, setup: TableSetup, schedule: HeldSchedule) -> History:
-    """Create ``table``, run ``schedule`` on it, then read every version since the set-up."""
-    initial = engine.create_table(table, setup)
-    steps = [ScheduleStep(f"set-up: {setup.describe()}; v{initial.version} holds {list(initial.rows)}")]
-    held: dict[int, HeldCommit] = {}
-    records: dict[int, OpRecord] = {}
-    for (what, i), text in zip(schedule.events, schedule.describe(), strict=True):
-        writer, op = schedule.ops[i]
-        if what == "begin":
-            held[i] = engine.begin(table, writer, op)
-            steps.append(ScheduleStep(f"{text} (starting snapshot v{held[i].start_version})", f"T{i}"))
-            continue
-        result = held[i].release()
-        version = result.version if result.committed else None
-        records[i] = OpRecord(f"T{i}", op.kind, op.id, op.values, held[i].start_version, version, writer)
-        outcome = f"COMMITTED v{version}" if result.committed else f"ABORTED ({result.reason or 'conflict'})"
-        steps.append(ScheduleStep(f"{text}: {outcome}", f"T{i}"))
-    latest = engine.read(table).version
-    reads = tuple(ReadRecord(v, engine.read(table, v).rows) for v in range(initial.version, latest + 1))
-    steps.append(ScheduleStep(f"read v{initial.version}..v{latest}"))
-    ops = tuple(records[i] for i in sorted(records))
-    # In the report for every check, passing ones too: what each writer did (e.g. why one aborted).
-    with allure.step(f"schedule on {table}"):
-        for step in steps:
-            with allure.step(step.text):
-                pass
-    return History(initial.version, initial.rows, ops, reads, tuple(steps))
 
 
 def findings(engine: IcebergEngine, table: str, setup: TableSetup, scenario: Scenario) -> Iterator[Finding]:
@@ -75,24 +47,7 @@ def first_finding(engine: IcebergEngine, table: str, setup: TableSetup, scenario
 
 def record(transcript: Transcript, finding: Finding) -> None:
     """What the reproducer needs to see the failure again."""
-    transcript.notes["schedule"] = {
-        "table": finding.setup.describe(),
-        "steps": list(finding.anomaly.schedule),
-        "anomaly": finding.anomaly.kind.value,
-        # The table history: every operation with its start and commit version, every version's rows.
-        "operations": [
-            {
-                "tx": o.name,
-                "op": o.kind.value,
-                "id": o.id,
-                "values": list(o.values),
-                "start": o.start_version,
-                "commit": o.commit_version,
-            }
-            for o in finding.history.ops
-        ],
-        "versions": {str(r.version): [list(row) for row in r.rows] for r in finding.history.reads},
-    }
+    transcript.notes["schedule"] = schedule_notes(finding.anomaly, finding.setup, finding.history)
 
 
 def run_check(engine: IcebergEngine, table: str, setup: TableSetup, scenario: Scenario, transcript: Transcript) -> None:

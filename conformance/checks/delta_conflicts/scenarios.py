@@ -1,0 +1,163 @@
+"""The Delta checks as data: table configurations, operations and the schedules each check runs.
+
+The initial rows are the Iceberg checks' (``jack`` and ``jill`` share a data file, ``kim`` has its
+own), so a DELETE of ``jack`` updates a deletion vector (or rewrites the shared file) while a
+DELETE of ``kim`` drops a whole file; ``lee`` and ``max`` are only inserted or merged in.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from conformance.checks.iceberg.scenarios import (
+    ALL_KINDS,
+    COMPACT_ALL,
+    DATA_FILES,
+    DELETE_JACK,
+    DELETE_JILL,
+    DELETE_LEE,
+    INSERT_LEE,
+    INSERT_MAX,
+    ROW_KINDS,
+    UPDATE_JACK_COLOR,
+    UPDATE_JACK_LABEL,
+    UPDATE_LEE,
+)
+from conformance.contract.delta_engine import DeltaSetup, IsolationLevel
+from conformance.contract.iceberg import Operation, OpKind
+from conformance.history import AnomalyKind, SerialOrder
+from conformance.schedules.enumerate import HeldSchedule, held_schedules, pairs
+
+# (deletion vectors, row tracking): row tracking only changes conflict resolution with vectors on
+FEATURES = ((False, False), (True, False), (True, True))
+CONFIGS = tuple(
+    DeltaSetup(level, dv, rt, DATA_FILES) for level, (dv, rt) in itertools.product(IsolationLevel, FEATURES)
+)
+SERIALIZABLE = tuple(c for c in CONFIGS if c.isolation is IsolationLevel.SERIALIZABLE)
+WRITE_SERIALIZABLE = tuple(c for c in CONFIGS if c.isolation is IsolationLevel.WRITE_SERIALIZABLE)
+
+
+def config_id(setup: DeltaSetup) -> str:
+    """E.g. ``writeserializable-dv-rt``: stable test ids that results are keyed on."""
+    features = ("-dv" if setup.deletion_vectors else "-nodv") + ("-rt" if setup.row_tracking else "")
+    return setup.isolation.value.lower() + features
+
+
+def serial_order(setup: DeltaSetup) -> SerialOrder:
+    """What the table's isolation level promises (docs "Isolation levels")."""
+    if setup.isolation is IsolationLevel.SERIALIZABLE:
+        return SerialOrder.COMMIT
+    return SerialOrder.WRITE_SERIALIZABLE
+
+
+DELETE_KIM = Operation(OpKind.DELETE, "kim")
+UPDATE_KIM = Operation(OpKind.UPDATE, "kim", (None, "blue", None))
+MERGE_JACK = Operation(OpKind.MERGE, "jack", ("jack", "green", "C"))
+MERGE_LEE = Operation(OpKind.MERGE, "lee", ("lee", "red", "A"))
+MERGE_LEE_BLUE = Operation(OpKind.MERGE, "lee", ("lee", "blue", "B"))
+SET_PROPERTY = Operation(OpKind.METADATA)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Schedules to run and which anomalies of the checker break ``requirement``; the order the
+    reads are judged against comes from each table's isolation level."""
+
+    requirement: str
+    schedules: tuple[HeldSchedule, ...]
+    kinds: frozenset[AnomalyKind]
+
+
+def race(first: Operation, second: Operation) -> HeldSchedule:
+    """Both begin on the same version and are held; ``first`` is released first."""
+    return HeldSchedule(((0, first), (1, second)), (("begin", 0), ("begin", 1), ("release", 0), ("release", 1)))
+
+
+def both_ways(a: Operation, b: Operation) -> tuple[HeldSchedule, ...]:
+    return (race(a, b), race(b, a))
+
+
+def _one_insert(a: Operation, b: Operation) -> bool:
+    return not (a.kind is OpKind.INSERT and b.kind is OpKind.INSERT and a.id == b.id)
+
+
+MENU = (
+    UPDATE_JACK_COLOR,
+    UPDATE_JACK_LABEL,
+    DELETE_JACK,
+    DELETE_JILL,
+    DELETE_KIM,
+    INSERT_LEE,
+    MERGE_JACK,
+    MERGE_LEE,
+    COMPACT_ALL,
+    SET_PROPERTY,
+)
+EVERY_PAIR = tuple(s for a, b in pairs(MENU, _one_insert) for s in held_schedules((a, b)))
+RESURRECTION = frozenset({AnomalyKind.RESURRECTED_ROW})
+
+RESURRECTION_PAIRS = Scenario(
+    "DELTA-NO-RESURRECTION",
+    (
+        *both_ways(UPDATE_JACK_COLOR, DELETE_JACK),
+        *both_ways(DELETE_JACK, DELETE_JILL),
+        race(DELETE_JACK, DELETE_JACK),
+        *both_ways(MERGE_JACK, DELETE_JACK),
+        *both_ways(DELETE_KIM, UPDATE_KIM),
+    ),
+    RESURRECTION,
+)
+DUPLICATE_PAIRS = Scenario(
+    "DELTA-NO-DUPLICATE-ROW",
+    (
+        *both_ways(UPDATE_JACK_COLOR, UPDATE_JACK_LABEL),
+        *both_ways(MERGE_JACK, UPDATE_JACK_LABEL),
+        race(MERGE_LEE, MERGE_LEE_BLUE),
+    ),
+    frozenset({AnomalyKind.DUPLICATE_ROW}),
+)
+COMPACTION_PAIRS = Scenario(
+    "DELTA-COMPACTION-PRESERVES-ROWS",
+    tuple(
+        s for op in (COMPACT_ALL, DELETE_JACK, UPDATE_JACK_COLOR, MERGE_JACK) for s in held_schedules((op, COMPACT_ALL))
+    ),
+    ROW_KINDS,
+)
+SERIALIZABLE_PAIRS = Scenario(
+    "DELTA-SERIALIZABLE-COMMIT-ORDER",
+    (race(INSERT_LEE, MERGE_LEE_BLUE), race(INSERT_LEE, DELETE_LEE), race(INSERT_LEE, UPDATE_LEE)),
+    frozenset({AnomalyKind.NOT_COMMIT_ORDER}),
+)
+WRITE_SERIALIZABLE_PAIRS = Scenario(
+    "DELTA-WRITE-SERIALIZABLE-ORDER",
+    (race(MERGE_LEE, MERGE_LEE_BLUE), race(MERGE_LEE, DELETE_LEE), race(MERGE_LEE, UPDATE_LEE)),
+    frozenset({AnomalyKind.NOT_COMMIT_ORDER, AnomalyKind.DUPLICATE_ROW}),
+)
+ABORT_PAIRS = Scenario(
+    "DELTA-ABORT-LEAVES-NO-TRACE",
+    tuple(
+        s
+        for a, b in ((UPDATE_JACK_COLOR, UPDATE_JACK_LABEL), (UPDATE_JACK_COLOR, DELETE_JACK))
+        for s in held_schedules((a, b))
+    ),
+    frozenset({AnomalyKind.ABORTED_WRITE_VISIBLE, AnomalyKind.ORPHAN_VERSION}),
+)
+VERSION_PAIRS = Scenario(
+    "DELTA-ONE-VERSION-PER-COMMIT",
+    (race(INSERT_LEE, INSERT_MAX), race(UPDATE_JACK_COLOR, INSERT_LEE), race(DELETE_JILL, UPDATE_JACK_COLOR)),
+    frozenset({AnomalyKind.VERSION_REUSED}),
+)
+EVERY_TWO_OPERATION_SCHEDULE = Scenario("DELTA-ISOLATION-LEVEL", EVERY_PAIR, ALL_KINDS)
+
+# (scenario, the configurations it runs on), for lakecert's own tests of the checks
+ALL_SCENARIOS: tuple[tuple[Scenario, tuple[DeltaSetup, ...]], ...] = (
+    (RESURRECTION_PAIRS, CONFIGS),
+    (DUPLICATE_PAIRS, CONFIGS),
+    (COMPACTION_PAIRS, CONFIGS),
+    (SERIALIZABLE_PAIRS, SERIALIZABLE),
+    (WRITE_SERIALIZABLE_PAIRS, WRITE_SERIALIZABLE),
+    (ABORT_PAIRS, CONFIGS),
+    (VERSION_PAIRS, CONFIGS),
+    (EVERY_TWO_OPERATION_SCHEDULE, CONFIGS),
+)

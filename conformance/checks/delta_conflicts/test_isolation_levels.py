@@ -1,0 +1,33 @@
+"""A write racing a concurrent change of rows its predicate matches: a blind append under
+Serializable, a MERGE (not a blind append) under WriteSerializable."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks.delta_conflicts.harness import run_check
+from conformance.checks.delta_conflicts.scenarios import (
+    SERIALIZABLE,
+    SERIALIZABLE_PAIRS,
+    WRITE_SERIALIZABLE,
+    WRITE_SERIALIZABLE_PAIRS,
+    config_id,
+)
+from conformance.contract.delta_engine import DeltaEngine, DeltaSetup
+from conformance.observe.transcript import Transcript
+
+
+@pytest.mark.req("DELTA-SERIALIZABLE-COMMIT-ORDER")
+@pytest.mark.parametrize("setup", SERIALIZABLE, ids=config_id)
+def test_serializable_write_racing_an_append(
+    delta_engine: DeltaEngine, setup: DeltaSetup, table_name: str, transcript: Transcript
+) -> None:
+    run_check(delta_engine, table_name, setup, SERIALIZABLE_PAIRS, transcript)
+
+
+@pytest.mark.req("DELTA-WRITE-SERIALIZABLE-ORDER")
+@pytest.mark.parametrize("setup", WRITE_SERIALIZABLE, ids=config_id)
+def test_write_serializable_write_racing_a_merge(
+    delta_engine: DeltaEngine, setup: DeltaSetup, table_name: str, transcript: Transcript
+) -> None:
+    run_check(delta_engine, table_name, setup, WRITE_SERIALIZABLE_PAIRS, transcript)

@@ -1,0 +1,59 @@
+"""Every interleaving of every pair of operations from the Delta menu, and generated larger
+schedules: each version must follow an order the table's isolation level allows."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, reject
+from hypothesis import seed as hypothesis_seed
+
+from conformance.checks.delta_conflicts.harness import first_finding, record, run_check
+from conformance.checks.delta_conflicts.scenarios import (
+    CONFIGS,
+    EVERY_TWO_OPERATION_SCHEDULE,
+    Scenario,
+    config_id,
+)
+from conformance.checks.iceberg.scenarios import ALL_KINDS, DATA_FILES
+from conformance.contract.delta_engine import DeltaEngine, DeltaSetup, NotSupported
+from conformance.observe.transcript import Transcript
+from conformance.report.outcomes import Violation
+from conformance.run_context import RunContext
+from conformance.schedules.delta_strategies import delta_held_schedules, delta_setups
+from conformance.schedules.enumerate import HeldSchedule
+from conformance.schedules.generated import run_settings
+
+REQ = "DELTA-ISOLATION-LEVEL"  # the marks spell it out: coverage reads them statically
+
+
+@pytest.mark.req("DELTA-ISOLATION-LEVEL")
+@pytest.mark.parametrize("setup", CONFIGS, ids=config_id)
+def test_every_two_operation_schedule(
+    delta_engine: DeltaEngine, setup: DeltaSetup, table_name: str, transcript: Transcript
+) -> None:
+    run_check(delta_engine, table_name, setup, EVERY_TWO_OPERATION_SCHEDULE, transcript)
+
+
+@pytest.mark.req("DELTA-ISOLATION-LEVEL")
+def test_generated_schedules(
+    delta_engine: DeltaEngine, lakecert: RunContext, seed: int, table_name: str, transcript: Transcript
+) -> None:
+    tables = itertools.count()
+
+    @hypothesis_seed(seed)
+    @run_settings(lakecert.config.data["model"]["examples"])
+    @given(setup=delta_setups(DATA_FILES), schedule=delta_held_schedules())
+    def one(setup: DeltaSetup, schedule: HeldSchedule) -> None:
+        try:
+            finding = first_finding(
+                delta_engine, f"{table_name}_{next(tables)}", setup, Scenario(REQ, (schedule,), ALL_KINDS)
+            )
+        except NotSupported:
+            reject()  # a configuration the engine does not write; others are drawn instead
+        if finding is not None:
+            record(transcript, finding)
+            raise Violation(REQ, finding.anomaly.report())
+
+    one()

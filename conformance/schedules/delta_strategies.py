@@ -1,0 +1,39 @@
+"""Hypothesis strategies for Delta schedules: table set-ups and the Delta operation menu, drawn
+into held schedules by the same generator as the Iceberg ones."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hypothesis import strategies as st
+
+from conformance.contract.delta_engine import DeltaSetup, IsolationLevel
+from conformance.contract.iceberg import Operation, OpKind, Row
+from conformance.schedules.enumerate import HeldSchedule
+from conformance.schedules.iceberg_strategies import held_schedules, operations
+
+
+def delta_setups(data_files: tuple[tuple[Row, ...], ...] = ()) -> st.SearchStrategy[DeltaSetup]:
+    """Any isolation level, deletion vectors on or off, row tracking where vectors are on."""
+    return st.builds(
+        lambda level, dv, rt: DeltaSetup(level, dv, dv and rt, data_files),
+        st.sampled_from(list(IsolationLevel)),
+        st.booleans(),
+        st.booleans(),
+    )
+
+
+def delta_operations(ids: Sequence[str], new_ids: Sequence[str]) -> st.SearchStrategy[Operation]:
+    """The Iceberg menu (UPDATE, DELETE, INSERT, compaction) plus MERGE upserts and a property change."""
+    merge = st.builds(
+        lambda i, c: Operation(OpKind.MERGE, i, (i, c, "M")),
+        st.sampled_from([*ids, *new_ids]),
+        st.sampled_from(["blue", "green"]),
+    )
+    return st.one_of(operations(ids, new_ids), merge, st.just(Operation(OpKind.METADATA)))
+
+
+def delta_held_schedules(
+    ids: Sequence[str] = ("jack", "jill", "kim"), new_ids: Sequence[str] = ("lee", "max")
+) -> st.SearchStrategy[HeldSchedule]:
+    return held_schedules(ids, new_ids, ops_from=delta_operations(ids, new_ids))

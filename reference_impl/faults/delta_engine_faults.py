@@ -1,0 +1,89 @@
+"""Faulty variants of the reference Delta engine: each is the Delta model with one preset switch
+flipped. The registered ``cls`` takes the run's ``TargetEnv`` and returns the engine."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import ClassVar
+
+from conformance.contract.target import TargetEnv
+from conformance.model.delta import CORRECTED, Preset
+from reference_impl.delta_conflicts import DeltaModelEngine
+from reference_impl.faults.base import fault
+
+
+class _PresetDeltaEngine(DeltaModelEngine):
+    PRESET: ClassVar[Preset]
+
+    def __init__(self, env: TargetEnv | None = None) -> None:
+        super().__init__(self.PRESET)
+
+
+@fault(
+    "delta-ignores-shared-removes",
+    "engine",
+    ("DELTA-NO-RESURRECTION", "DELTA-COMPACTION-PRESERVES-ROWS", "DELTA-ISOLATION-LEVEL"),
+    "Delta conflict checker ignores a winner's remove of a file the loser also removes.",
+)
+class IgnoresSharedRemoves(_PresetDeltaEngine):
+    PRESET = replace(CORRECTED, name="ignores-shared-removes", ignore_shared_removes=True)
+
+
+@fault(
+    "delta-drops-concurrent-dv",
+    "engine",
+    ("DELTA-NO-RESURRECTION", "DELTA-ISOLATION-LEVEL"),
+    "Row-level Delta rebase keeps its own deletion vector, dropping the winner's concurrent one.",
+)
+class DropsConcurrentDv(_PresetDeltaEngine):
+    PRESET = replace(CORRECTED, name="drops-concurrent-dv", merge_winner_dvs=False)
+
+
+@fault(
+    "delta-write-serializable-all-blind",
+    "engine",
+    ("DELTA-WRITE-SERIALIZABLE-ORDER", "DELTA-NO-DUPLICATE-ROW", "DELTA-ISOLATION-LEVEL"),
+    "Under WriteSerializable Delta DELETE, UPDATE and MERGE treat every concurrently added file as a blind append.",
+)
+class WriteSerializableAllBlind(_PresetDeltaEngine):
+    PRESET = replace(CORRECTED, name="write-serializable-all-blind", write_serializable_all_blind=True)
+
+
+@fault(
+    "delta-serializable-skips-appends",
+    "engine",
+    ("DELTA-SERIALIZABLE-COMMIT-ORDER", "DELTA-ISOLATION-LEVEL"),
+    "Serializable Delta tables checked like WriteSerializable: writes miss concurrent blind appends.",
+)
+class SerializableSkipsAppends(_PresetDeltaEngine):
+    PRESET = replace(CORRECTED, name="serializable-skips-appends", serializable_skips_blind_appends=True)
+
+
+@fault(
+    "delta-optimize-unchecked",
+    "engine",
+    ("DELTA-COMPACTION-PRESERVES-ROWS", "DELTA-ISOLATION-LEVEL"),
+    "Delta OPTIMIZE commits its rewritten files without any conflict check.",
+)
+class OptimizeUnchecked(_PresetDeltaEngine):
+    PRESET = replace(CORRECTED, name="optimize-unchecked", optimize_checks=False)
+
+
+@fault(
+    "delta-log-overwrite",
+    "engine",
+    ("DELTA-ONE-VERSION-PER-COMMIT", "DELTA-ISOLATION-LEVEL"),
+    "Delta commit files written without put-if-absent: a later commit overwrites a version.",
+)
+class LogOverwrite(_PresetDeltaEngine):
+    PRESET = replace(CORRECTED, name="log-overwrite", put_if_absent=False)
+
+
+@fault(
+    "delta-abort-after-commit-file",
+    "engine",
+    ("DELTA-ABORT-LEAVES-NO-TRACE", "DELTA-ISOLATION-LEVEL"),
+    "A Delta writer writes its commit file first and reports a conflict (abort) after.",
+)
+class AbortAfterCommitFile(_PresetDeltaEngine):
+    PRESET = replace(CORRECTED, name="abort-after-commit-file", check_before_write=False)
