@@ -71,11 +71,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         "--alluredir",
         str(out / "allure-results"),
         "--clean-alluredir",
-        "-q" if not args.verbose else "-v",
+        # -qq: pytest's own "2 failed, 8 passed" line would sit beside lakecert's verdict; the
+        # progress dots stay.
+        "-qq" if not args.verbose else "-v",
         "--no-header",
+        "--disable-warnings",  # warnings of the installed pytest plugins are no concern of the vendor
         "-rN",
         "--tb=short" if args.verbose else "--tb=no",
     ]
+    what = "the selected checks" if args.select else f"profile(s) {', '.join(ctx.profiles)}"
+    print(f"lakecert: certifying target {cfg.target} on {what}; results in {out}", flush=True)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         code = pytest.main(pytest_args, plugins=plugins(ctx))

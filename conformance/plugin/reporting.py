@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ from conformance.report.allure_status import STATUS_LABEL, apply_lakecert_status
 from conformance.report.certificate import write_certificate
 from conformance.report.junit import write_junit
 from conformance.report.outcomes import ALLURE_SEVERITY, Outcome
+from conformance.report.rerun import rerun_command, secrets_to_set
 from conformance.report.results import CheckResult, RunSummary
 from conformance.requirements import Requirement, load_all, profiles
 from conformance.run_context import RunContext
@@ -53,9 +53,6 @@ def _label(reqs: list[Requirement], ctx: RunContext) -> None:
 
 
 def _reproducer(item: pytest.Item, ctx: RunContext, state: CheckState, transcript: Transcript | None) -> dict[str, Any]:
-    rerun = ["lakecert", "run", "--target", ctx.config.target, "--seed", str(ctx.config.seed), "--select", item.nodeid]
-    if ctx.config.source != "defaults":
-        rerun += ["--config", ctx.config.source]
     return {
         "test": item.nodeid,
         "requirements": req_ids(item),
@@ -68,7 +65,8 @@ def _reproducer(item: pytest.Item, ctx: RunContext, state: CheckState, transcrip
         "schedule": transcript.notes if transcript else {},
         "steps": state.steps,
         "transcript": transcript.to_json() if transcript else [],
-        "rerun": shlex.join(rerun),
+        "rerun": rerun_command(ctx.config, ctx.profiles, [item.nodeid]),
+        "rerun_secrets": secrets_to_set(ctx.config),  # shell variables to set before pasting ``rerun``
     }
 
 
