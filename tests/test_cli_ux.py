@@ -7,14 +7,17 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from conformance.cli import build_parser
+from conformance.config import load_config
 from conformance.requirements import load_all
-from tests.helpers import lakecert, results
+from tests.helpers import REPO, lakecert, results
 
 COMMANDS = {
     "run",
@@ -164,3 +167,22 @@ def test_github_summary_lists_failures_with_their_rerun(tmp_path: Path) -> None:
 def test_github_summary_without_a_file_or_variable_is_a_usage_error(certified: Path) -> None:
     proc = lakecert("report", str(certified), "--no-allure", "--github-summary", env={"GITHUB_STEP_SUMMARY": ""})
     assert proc.returncode == 2
+
+
+def _steps(path: Path) -> list[dict[str, Any]]:
+    doc = yaml.safe_load(path.read_text())
+    steps: list[dict[str, Any]] = next(iter(doc["jobs"].values()))["steps"]
+    return steps
+
+
+def test_vendor_workflow_uses_the_wheel_and_the_builtin_uc_target() -> None:
+    steps = _steps(REPO / "docs/examples/ci-catalog-vendor.yml")
+    runs = "\n".join(s.get("run", "") for s in steps)
+    assert re.search(r"pip install \"lakecert(\[\w+\])? @ \S+\.whl\"", runs)
+    assert "lakecert run --target uc " in runs and "--github-summary" in runs
+    certify = next(s for s in steps if "lakecert run" in s.get("run", ""))
+    env = {k: "x" for k in certify["env"]}
+    cfg = load_config(environ=env).with_overrides(target="uc")  # the variables are ones lakecert knows
+    assert set(cfg.target_options()) == {"url", "token"}
+    for path in (REPO / "docs/examples").glob("*.yml"):
+        assert ".whl" in "\n".join(s.get("run", "") for s in _steps(path)), path
