@@ -16,6 +16,7 @@ import pytest
 from conformance.observe.transcript import Transcript
 from conformance.plugin.outcomes import CheckState, state_of
 from conformance.plugin.selection import req_ids
+from conformance.report.allure_meta import NODEID_LABEL, polish_results, write_run_metadata
 from conformance.report.allure_status import STATUS_LABEL, apply_lakecert_status
 from conformance.report.certificate import write_certificate
 from conformance.report.junit import write_junit
@@ -33,9 +34,22 @@ def lakecert_labels(request: pytest.FixtureRequest, lakecert: RunContext) -> Ite
     """Allure labels and links from the requirement marks, and the lakecert status at the end."""
     _label([load_all()[i] for i in req_ids(request.node)], lakecert)
     yield
+    # After the check: allure-pytest names the result when setup ends, which would undo a title set
+    # before the yield.
+    _title(request.node, [load_all()[i] for i in req_ids(request.node)])
     status = state_of(request.node).status
     if status is not None:
         allure.dynamic.label(STATUS_LABEL, status.value)
+
+
+def _title(item: pytest.Item, reqs: list[Requirement]) -> None:
+    """The rule first, in words: ``CAT-X: statement - check name [param]``."""
+    callspec = getattr(item, "callspec", None)
+    param = f" [{callspec.id}]" if callspec is not None else ""
+    check = getattr(item, "originalname", item.name).removeprefix("test_").replace("_", " ")
+    allure.dynamic.title(f"{', '.join(r.id for r in reqs)}: {reqs[0].statement} - {check}{param}")
+    allure.dynamic.description("\n\n".join(f"**{r.id}** ({r.level}, {r.section}): {r.statement}" for r in reqs))
+    allure.dynamic.label(NODEID_LABEL, item.nodeid)
 
 
 def _label(reqs: list[Requirement], ctx: RunContext) -> None:
@@ -148,4 +162,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     allure_dir = config.getoption("--alluredir", None)
     if allure_dir:
         apply_lakecert_status(Path(allure_dir))
+        polish_results(Path(allure_dir), results)
+        write_run_metadata(Path(allure_dir), summary.to_json())
     ctx.summary = summary
