@@ -42,6 +42,17 @@ def test_fail_warn_and_pass_map_to_allure_statuses(out: Path) -> None:
     ) or any((out / "allure-results").glob("*-attachment.json"))
 
 
+def _properties(text: str) -> dict[str, str]:
+    """Java properties as Allure reads them: the key ends at the first unescaped ``=`` or space."""
+    found = {}
+    for line in text.splitlines():
+        m = re.fullmatch(r"((?:\\.|[^=\\ ])*)=(.*)", line)
+        assert m is not None, line
+        key, value = (re.sub(r"\\(.)", r"\1", part) for part in m.groups())
+        found[key] = value
+    return found
+
+
 def test_results_carry_run_metadata_categories_titles_and_lakecert_messages(out: Path) -> None:
     assert (
         lakecert(
@@ -50,12 +61,10 @@ def test_results_carry_run_metadata_categories_titles_and_lakecert_messages(out:
         == 1
     )
     allure_dir = out / "allure-results"
-    env = dict(
-        line.replace("\\:", ":").split("=", 1)
-        for line in (allure_dir / "environment.properties").read_text().splitlines()
-    )
+    env = _properties((allure_dir / "environment.properties").read_text())
     assert env["Target"] == "faulty:ratify-twice" and env["Verdict"] == "NOT_CERTIFIED"
     assert env["Seed"] == "20261122" and env["Profile delta-cm-catalog"] == "NOT_CERTIFIED"
+    assert env["Target version"] == "lakecert-reference-0.1"
     assert "ratify-twice" in json.loads((allure_dir / "executor.json").read_text())["reportName"]
     cats = json.loads((allure_dir / "categories.json").read_text())
     defect = next(c for c in cats if c["name"] == "Product defect: delta-cm-catalog")

@@ -26,7 +26,10 @@ def _properties(values: dict[str, Any]) -> str:
     def esc(text: str) -> str:
         return text.replace("\\", "\\\\").replace("\n", " ").replace("=", "\\=").replace(":", "\\:")
 
-    return "".join(f"{esc(k)}={esc(str(v))}\n" for k, v in values.items())
+    def esc_key(text: str) -> str:
+        return esc(text).replace(" ", "\\ ")  # an unescaped space would end the key
+
+    return "".join(f"{esc_key(k)}={esc(str(v))}\n" for k, v in values.items())
 
 
 def categories() -> list[dict[str, Any]]:
