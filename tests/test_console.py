@@ -8,11 +8,13 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from rich.console import Console
 
 from conformance.config import load_config
+from conformance.plugin.progress import Ticker
 from conformance.report.rerun import rerun_command, secrets_to_set
 from conformance.report.summary import PARTIAL, print_summary
 from tests.helpers import REPO, lakecert, results
@@ -118,3 +120,18 @@ def test_history_explanation_is_printed_under_the_why(tmp_path: Path) -> None:
     for line in explanation.splitlines()[1:]:
         assert f"              {line}" in text
     assert "[/" not in text
+
+
+def test_a_long_check_is_named_while_it_runs() -> None:
+    stream = io.StringIO()
+    ticker = Ticker("checks/x.py::test_slow", stream, first_s=0.01, every_s=0.01)
+    try:
+        deadline = time.monotonic() + 60  # a hang guard only
+        while stream.getvalue().count("still running checks/x.py::test_slow") < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    finally:
+        ticker.stop()
+    said = stream.getvalue()
+    Ticker("checks/x.py::test_fast", stream, first_s=30).stop()  # a check that ends in time is not named
+    assert stream.getvalue() == said
