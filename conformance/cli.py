@@ -18,6 +18,7 @@ import pytest
 
 from conformance.config import ConfigError, json_schema, load_config
 from conformance.contract.target import TargetUnavailable, run_preflight
+from conformance.extras import require_extras
 from conformance.observe.deadline import DeadlineExceeded, deadline
 from conformance.plugin import plugins
 from conformance.registry import list_targets
@@ -89,6 +90,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     cfg = load_config(Path(args.config) if args.config else None).with_overrides(
         target=args.target, seed=args.seed, profiles=_profiles_arg(args.profile)
     )
+    require_extras(cfg)
     out = _writable_dir(Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve(), "--out")
     _clear_stale(out)
     ctx = RunContext.open(cfg, out, partial=bool(args.select))

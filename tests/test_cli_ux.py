@@ -186,3 +186,13 @@ def test_vendor_workflow_uses_the_wheel_and_the_builtin_uc_target() -> None:
     assert set(cfg.target_options()) == {"url", "token"}
     for path in (REPO / "docs/examples").glob("*.yml"):
         assert ".whl" in "\n".join(s.get("run", "") for s in _steps(path)), path
+
+
+def test_missing_extras_are_named_before_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance import extras
+    from conformance.config import ConfigError
+
+    monkeypatch.setattr(extras, "missing_modules", lambda modules: list(modules[:1]))
+    with pytest.raises(ConfigError, match=r"lakecert\[clients\]"):
+        extras.require_extras(load_config(environ={}).with_overrides(target="delta-rs"))
+    extras.require_extras(load_config(environ={}).with_overrides(target="reference"))  # needs nothing

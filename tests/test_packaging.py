@@ -85,3 +85,11 @@ def test_installed_wheel_certifies_the_reader_profile(core_venv: Path, tmp_path:
     assert Path(where.stdout.strip()).is_relative_to(core_venv)  # the installed copy, not this checkout
     version = _run([str(core_venv / "bin/lakecert"), "--version"], elsewhere)
     assert version.returncode == 0 and version.stdout.startswith("lakecert ")
+
+
+def test_a_target_whose_extras_are_missing_is_a_usage_error(core_venv: Path, tmp_path: Path) -> None:
+    for target in ("delta-rs", "spark-iceberg"):
+        proc = _run([str(core_venv / "bin/lakecert"), "run", "--target", target, "--out", "run"], tmp_path)
+        assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert "lakecert[" in proc.stderr
+        assert not (tmp_path / "run" / "results.json").exists()
