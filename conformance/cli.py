@@ -304,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"lakecert {SUITE_VERSION}")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
     run = sub.add_parser("run", help="certify a target against one or more profiles")
     run.add_argument("--target", help="target name (default: the config's, else reference); see: lakecert targets")
     run.add_argument("--profile", action="append", help="profile(s), repeatable or comma-separated")

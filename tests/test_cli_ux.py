@@ -32,6 +32,9 @@ COMMANDS = {
     "config-schema",
 }
 
+# The module-scoped runs are made once: with xdist the tests stay on one worker.
+pytestmark = pytest.mark.xdist_group("cli-ux")
+
 
 def test_help_lists_every_command_with_exit_codes_and_examples() -> None:
     proc = lakecert("--help")

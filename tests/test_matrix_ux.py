@@ -30,6 +30,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     return faulty, reference, base / "m" / "matrix.html"
 
 
+# The module-scoped runs are made once: with xdist the tests stay on one worker.
+pytestmark = pytest.mark.xdist_group("matrix-ux")
+
+
 def test_verdict_grid_and_legend(runs: tuple[Path, Path, Path]) -> None:
     _, _, matrix = runs
     page = matrix.read_text()

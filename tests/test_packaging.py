@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # Packages a core install must not pull in: they belong to extras (pyproject.toml).
 EXTRAS_ONLY = ("pyspark", "pyiceberg", "fastapi", "uvicorn", "deltalake", "polars", "psycopg", "selenium")
 
-pytestmark = pytest.mark.slow
+# One build and one venv for the module: with xdist its tests stay on one worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("packaging")]
 
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
