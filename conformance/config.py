@@ -250,7 +250,8 @@ def load_config(path: Path | None = None, environ: Mapping[str, str] | None = No
 
 def is_secret(key: str) -> bool:
     """A key whose value must never be printed or saved (tokens, passwords, secret keys)."""
-    return any(w in _norm(key) for w in SECRET_WORDS)
+    norm = _norm(key)
+    return any(w in norm for w in SECRET_WORDS) or norm.endswith("key")  # api_key, private_key, ...
 
 
 def json_schema() -> dict[str, Any]:

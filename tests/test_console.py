@@ -29,14 +29,15 @@ def test_rerun_repeats_the_target_options_and_names_secrets_only(tmp_path: Path)
         "LAKECERT__targets__uc__options__url": "http://127.0.0.1:8080/api",
         "LAKECERT__targets__uc__options__token": "s3cr3t-value",
         "LAKECERT__targets__other__options__url": "http://elsewhere",
+        "LAKECERT__targets__uc__options__api_key": "another-secret",
     }
     cfg = load_config(cfg_file, env).with_overrides(target="uc")
     line = rerun_command(cfg, ["delta-cm-catalog"], [GAP_CHECK])
     words = shlex.split(line)
-    assert "s3cr3t-value" not in line and "elsewhere" not in line
+    assert "s3cr3t-value" not in line and "another-secret" not in line and "elsewhere" not in line
     assert "LAKECERT__targets__uc__options__url=http://127.0.0.1:8080/api" in words
     assert 'LAKECERT__targets__uc__options__token="$UC_TOKEN"' in line
-    assert secrets_to_set(cfg) == ["UC_TOKEN"]
+    assert sorted(secrets_to_set(cfg)) == ["UC_API_KEY", "UC_TOKEN"]
     run = words[words.index("lakecert") :]
     assert run[:2] == ["lakecert", "run"]
     assert run[run.index("--config") + 1] == str(cfg_file.resolve())
