@@ -16,7 +16,7 @@ from rich.console import Console
 from conformance.config import load_config
 from conformance.plugin.progress import Ticker
 from conformance.report.rerun import rerun_command, secrets_to_set
-from conformance.report.summary import PARTIAL, print_summary
+from conformance.report.summary import MAX_DETAILED, PARTIAL, print_summary
 from tests.helpers import REPO, lakecert, results
 
 GAP_CHECK = "checks/delta/catalog/test_ratification.py::test_gap_is_refused"
@@ -136,3 +136,16 @@ def test_a_long_check_is_named_while_it_runs() -> None:
     said = stream.getvalue()
     Ticker("checks/x.py::test_fast", stream, first_s=30).stop()  # a check that ends in time is not named
     assert stream.getvalue() == said
+
+
+def test_many_failures_beyond_the_first_ones_get_one_line_each(tmp_path: Path) -> None:
+    data = _results_with("first\nsecond")
+    row = data["results"][0]  # type: ignore[index]
+    data["results"] = [{**row, "test": f"checks/x.py::test_{i}"} for i in range(MAX_DETAILED + 2)]
+    buf = io.StringIO()
+    print_summary(data, tmp_path, Console(file=buf, width=200, soft_wrap=True))
+    text = buf.getvalue()
+    assert text.count("  why:        first") == MAX_DETAILED
+    assert "\n2 more (each reproducer has its rerun command):" in text
+    for i in (MAX_DETAILED, MAX_DETAILED + 1):
+        assert f"  FAIL checks/x.py::test_{i} (ICE-X): first\n" in text

@@ -23,6 +23,7 @@ from conformance.report.junit import write_junit
 from conformance.report.outcomes import ALLURE_SEVERITY, Outcome
 from conformance.report.rerun import rerun_command, secrets_to_set
 from conformance.report.results import CheckResult, RunSummary
+from conformance.report.swimlane import swimlane_svg
 from conformance.requirements import Requirement, load_all, profiles
 from conformance.run_context import RunContext
 
@@ -87,11 +88,17 @@ def _reproducer(item: pytest.Item, ctx: RunContext, state: CheckState, transcrip
 def _write_reproducer(item: pytest.Item, ctx: RunContext, state: CheckState) -> str:
     """Save the reproducer of a check that did not pass; attach it to the check's Allure result."""
     transcript = getattr(item, "funcargs", {}).get("transcript")
-    repro = json.dumps(_reproducer(item, ctx, state, transcript), indent=2, default=str)
+    data = _reproducer(item, ctx, state, transcript)
+    repro = json.dumps(data, indent=2, default=str)
     path = ctx.out / "reproducers" / (re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid) + ".json")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(repro)
     allure.attach(repro, name="reproducer", attachment_type=allure.attachment_type.JSON)
+    note = data["schedule"].get("schedule") if isinstance(data["schedule"], dict) else None
+    svg = swimlane_svg(note) if isinstance(note, dict) else None
+    if svg is not None:  # a concurrency schedule: its picture beside the reproducer and in Allure
+        path.with_suffix(".svg").write_text(svg)
+        allure.attach(svg, name="schedule (swimlanes)", attachment_type=allure.attachment_type.SVG)
     return str(path.relative_to(ctx.out))
 
 

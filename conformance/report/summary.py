@@ -16,6 +16,9 @@ from conformance.requirements import load_all
 # How much of a check's message the console shows: the first line is the why; the lines after it
 # (a history explanation with its schedule) up to this many, the rest stays in the reproducer.
 MAX_DETAIL_LINES = 40
+# Beyond this many checks that did not pass, the rest get one line each (the details are in their
+# reproducers): a broken product can fail a hundred parametrized checks the same way.
+MAX_DETAILED = 10
 STYLE = {
     "CERTIFIED": "bold green",
     "NOT_CERTIFIED": "bold red",
@@ -60,6 +63,9 @@ def _print_failure(console: Console, row: dict[str, Any], results: dict[str, Any
         console.print(f"              ... {len(lines) - 1 - MAX_DETAIL_LINES} more lines in the reproducer")
     if row.get("reproducer"):
         console.print(f"  reproducer: {escape(str(out / row['reproducer']))}")
+        picture = (out / row["reproducer"]).with_suffix(".svg")
+        if picture.exists():
+            console.print(f"  swimlanes:  {escape(str(picture))}")
     repro = _reproducer(out, row.get("reproducer"))
     if repro.get("rerun"):
         needs = repro.get("rerun_secrets") or []
@@ -80,8 +86,14 @@ def print_summary(results: dict[str, Any], out: Path, console: Console | None = 
     if partial:
         console.print(f"[bold yellow]{PARTIAL}[/]: only the selected checks ran; no certificate is written")
     bad = [r for r in results["results"] if r["status"] in ("FAIL", "WARN", "ERROR")]
-    for row in bad:
+    for row in bad[:MAX_DETAILED]:
         _print_failure(console, row, results, out)
+    if len(bad) > MAX_DETAILED:
+        console.print(f"\n{len(bad) - MAX_DETAILED} more (each reproducer has its rerun command):")
+        for row in bad[MAX_DETAILED:]:
+            why = (row.get("message") or "").strip().splitlines()[:1]
+            rules = ", ".join(row.get("violated") or row["requirements"])
+            console.print(f"  {_styled(row['status'])} {escape(row['test'])} ({escape(rules)}): {escape(''.join(why))}")
     console.print("\nprofiles:")
     for name, p in results["profiles"].items():
         console.print(f"  {name:<22} {PARTIAL if partial else _styled(p['verdict'])}")
