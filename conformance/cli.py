@@ -92,8 +92,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     require_extras(cfg)
     out = _writable_dir(Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve(), "--out")
-    _clear_stale(out)
     ctx = RunContext.open(cfg, out, partial=bool(args.select))
+    _clear_stale(out)  # only once the run is sure to start: bad usage changes nothing
     try:
         with deadline(cfg.settings.deadlines.call_s, f"the preflight of {cfg.target}"):
             run_preflight(ctx.target)

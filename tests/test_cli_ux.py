@@ -199,3 +199,16 @@ def test_missing_extras_are_named_before_a_run(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(ConfigError, match=r"lakecert\[clients\]"):
         extras.require_extras(load_config(environ={}).with_overrides(target="delta-rs"))
     extras.require_extras(load_config(environ={}).with_overrides(target="reference"))  # needs nothing
+
+
+def test_rerun_into_an_old_folder_clears_its_reports_but_bad_usage_keeps_them(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert lakecert("run", "--profile", "delta-cm-reader", "--out", str(out)).returncode == 0
+    (out / "matrix.html").write_text("old matrix")
+    (out / "allure-report").mkdir()
+    before = (out / "results.json").read_bytes()
+    assert lakecert("run", "--profile", "no-such-profile", "--out", str(out)).returncode == 2
+    assert (out / "results.json").read_bytes() == before and (out / "matrix.html").exists()
+    assert lakecert("run", "--profile", "delta-cm-reader", "--out", str(out)).returncode == 0
+    assert not (out / "matrix.html").exists() and not (out / "allure-report").exists()
+    assert results(out)["verdict"] == "CERTIFIED"
