@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 
 from conformance.config import ConfigError, json_schema, load_config
 from conformance.contract.target import TargetUnavailable, run_preflight
+from conformance.extras import require_extras
 from conformance.observe.deadline import DeadlineExceeded, deadline
 from conformance.plugin import plugins
 from conformance.registry import list_targets
@@ -26,6 +28,27 @@ from reference_impl.server.cli import add_serve_arguments, serve_main
 
 PKG_DIR = Path(__file__).parent
 USAGE_ERROR = 2
+EPILOG = """\
+exit codes (run, selftest, gate, verify-certificate):
+  0  certified / valid / ok     1  not certified: a check failed, or the certificate does not match
+  2  error: bad usage or configuration, an unavailable target, an ERROR outcome, an unfinished run
+  other commands: 0 on success, 2 on error
+
+examples:
+  lakecert targets                                       what can be certified
+  lakecert run --profile delta-cm-reader --out out/cert  certify the embedded reference client
+  LAKECERT__targets__uc__options__url=http://127.0.0.1:8080 \\
+  LAKECERT__targets__uc__options__token="$UC_TOKEN" \\
+    lakecert run --target uc --profile delta-cm-catalog --out out/uc
+  lakecert run --select 'checks/delta/catalog/test_ratification.py::test_gap_is_refused'
+  lakecert report out/uc --github-summary                Allure, JUnit, matrix, job summary
+  lakecert sign-certificate out/uc/certificate.json --key vendor.pem
+  lakecert verify-certificate out/uc/certificate.json --key vendor.pub.pem
+  lakecert gate out/uc --baseline lakecert-baseline.yaml
+  lakecert requirements --json
+
+docs: docs/certify.md (certify), docs/results.md (outputs and certificate), docs/gate.md
+"""
 
 
 def _profiles_arg(values: list[str] | None) -> list[str] | None:
@@ -45,6 +68,20 @@ def _writable_dir(path: Path, what: str) -> Path:
     return path
 
 
+# What an earlier run into the same --out left that this run would not overwrite: the HTML would
+# otherwise show the old run beside the new results.
+STALE = ("allure-report", "matrix.html", "reproducers", "junit.xml", "certificate.json", "results.json")
+
+
+def _clear_stale(out: Path) -> None:
+    for name in STALE:
+        path = out / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+
+
 def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # pytest stops the session and reports it as interrupted
 
@@ -53,8 +90,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     cfg = load_config(Path(args.config) if args.config else None).with_overrides(
         target=args.target, seed=args.seed, profiles=_profiles_arg(args.profile)
     )
+    require_extras(cfg)
     out = _writable_dir(Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve(), "--out")
     ctx = RunContext.open(cfg, out, partial=bool(args.select))
+    _clear_stale(out)  # only once the run is sure to start: bad usage changes nothing
     try:
         with deadline(cfg.settings.deadlines.call_s, f"the preflight of {cfg.target}"):
             run_preflight(ctx.target)
@@ -71,11 +110,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         "--alluredir",
         str(out / "allure-results"),
         "--clean-alluredir",
-        "-q" if not args.verbose else "-v",
+        # -qq: pytest's own "2 failed, 8 passed" line would sit beside lakecert's verdict; the
+        # progress dots stay.
+        "-qq" if not args.verbose else "-v",
         "--no-header",
+        "--disable-warnings",  # warnings of the installed pytest plugins are no concern of the vendor
         "-rN",
         "--tb=short" if args.verbose else "--tb=no",
     ]
+    what = "the selected checks" if args.select else f"profile(s) {', '.join(ctx.profiles)}"
+    print(f"lakecert: certifying target {cfg.target} on {what}; results in {out}", flush=True)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         code = pytest.main(pytest_args, plugins=plugins(ctx))
@@ -105,6 +149,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     for d in dirs:
         write_junit(json.loads((d / "results.json").read_text()), d / "junit.xml")
         if not args.no_allure and (d / "allure-results").is_dir():
+            print("building the Allure HTML report (Allure's command line on Java; about half a minute)...", flush=True)
             try:
                 print(f"allure report: {generate(d / 'allure-results', d / 'allure-report')}")
             except (AllureMissing, OSError, subprocess.CalledProcessError) as e:
@@ -117,26 +162,69 @@ def cmd_report(args: argparse.Namespace) -> int:
         else (dirs[0] if len(dirs) == 1 else Path(f"reports/matrix-{time.strftime('%Y%m%d-%H%M%S')}"))
     )
     print(f"matrix:        {write_matrix(dirs, out / 'matrix.html')}")
+    if args.github_summary:
+        return _github_summary(args.github_summary, dirs)
+    return 0
+
+
+def _github_summary(where: str, dirs: list[Path]) -> int:
+    from conformance.report.github_summary import render_markdown
+
+    target = os.environ.get("GITHUB_STEP_SUMMARY", "") if where == "$GITHUB_STEP_SUMMARY" else where
+    if not target:
+        print(
+            "lakecert: --github-summary without a FILE needs $GITHUB_STEP_SUMMARY (set by GitHub Actions)",
+            file=sys.stderr,
+        )
+        return USAGE_ERROR
+    text = "\n".join(render_markdown(json.loads((d / "results.json").read_text()), d) for d in dirs)
+    try:
+        with open(target, "a", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        print(f"lakecert: cannot write the job summary {target}: {e.strerror or e}", file=sys.stderr)
+        return USAGE_ERROR
+    print(f"job summary:   {target}")
     return 0
 
 
 def cmd_verify_certificate(args: argparse.Namespace) -> int:
-    from conformance.report.certificate import verify_certificate
+    from conformance.report.certificate import MalformedFile, verify_certificate
 
     cert = Path(args.certificate)
     results = Path(args.results) if args.results else cert.parent / "results.json"
-    if not cert.exists() or not results.exists():
-        print(f"lakecert: need both {cert} and {results}", file=sys.stderr)
+    absent = [str(p) for p in (cert, results) if not p.is_file()]
+    if absent:
+        print(
+            f"lakecert: not found: {', '.join(absent)} (a certificate is checked against its results.json)",
+            file=sys.stderr,
+        )
         return USAGE_ERROR
     try:
-        problems = verify_certificate(cert, results)
-    except (ValueError, KeyError) as e:
-        print(f"lakecert: malformed certificate or results: {e}", file=sys.stderr)
+        problems = verify_certificate(cert, results, key=Path(args.key) if args.key else None)
+    except MalformedFile as e:
+        print(f"lakecert: {e}", file=sys.stderr)
         return USAGE_ERROR
     for p in problems:
         print(f"MISMATCH: {p}")
     print("certificate: " + ("INVALID" if problems else "VALID"))
     return 1 if problems else 0
+
+
+def cmd_sign_certificate(args: argparse.Namespace) -> int:
+    from conformance.report.certificate import MalformedFile, load_certificate
+    from conformance.report.signing import sign
+
+    cert = Path(args.certificate)
+    try:
+        data = load_certificate(cert)
+    except MalformedFile as e:
+        print(f"lakecert: {e}", file=sys.stderr)
+        return USAGE_ERROR
+    signed = sign(data, Path(args.key))
+    cert.write_text(json.dumps(signed, indent=2) + "\n")
+    print(f"signed: {cert} (key {signed['signature']['key_id']})")
+    return 0
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
@@ -210,9 +298,9 @@ def cmd_selftest(args: argparse.Namespace) -> int:
 
 
 def cmd_requirements(args: argparse.Namespace) -> int:
-    from conformance.requirements.docs import render
+    from conformance.requirements.docs import render, render_json
 
-    print(render())
+    print(json.dumps(render_json(), indent=2) if args.json else render())
     return 0
 
 
@@ -220,12 +308,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="lakecert",
         description="Conformance suite for lakehouse catalogs and table-format clients.",
-        epilog="Exit codes: 0 certified / ok, 1 not certified, 2 error or bad usage. Docs: docs/certify.md",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"lakecert {SUITE_VERSION}")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
     run = sub.add_parser("run", help="certify a target against one or more profiles")
-    run.add_argument("--target", help="target name (default: the config's, else `reference`)")
+    run.add_argument("--target", help="target name (default: the config's, else reference); see: lakecert targets")
     run.add_argument("--profile", action="append", help="profile(s), repeatable or comma-separated")
     run.add_argument("--config", help="YAML configuration file")
     run.add_argument("--out", help="output directory (default: reports/<timestamp>)")
@@ -248,11 +337,25 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("dirs", nargs="+", help="run directories (each with results.json)")
     rp.add_argument("--out", help="where to write matrix.html (default: the run directory, or reports/matrix-*)")
     rp.add_argument("--no-allure", action="store_true", help="skip the Allure HTML report")
+    rp.add_argument(
+        "--github-summary",
+        nargs="?",
+        const="$GITHUB_STEP_SUMMARY",
+        metavar="FILE",
+        help="append a Markdown summary for a GitHub Actions job (default FILE: $GITHUB_STEP_SUMMARY)",
+    )
     rp.set_defaults(func=cmd_report)
     vc = sub.add_parser("verify-certificate", help="check that a certificate matches its results.json")
     vc.add_argument("certificate")
     vc.add_argument("--results", help="results.json (default: beside the certificate)")
+    vc.add_argument("--key", help="the vendor's Ed25519 public key (PEM): also check the certificate's signature")
     vc.set_defaults(func=cmd_verify_certificate)
+    sg = sub.add_parser("sign-certificate", help="sign a certificate with the vendor's Ed25519 private key (PEM)")
+    sg.add_argument("certificate")
+    sg.add_argument(
+        "--key", required=True, help="Ed25519 private key, unencrypted PEM (openssl genpkey -algorithm ed25519)"
+    )
+    sg.set_defaults(func=cmd_sign_certificate)
     gt = sub.add_parser("gate", help="compare a run with a baseline of known failures (docs/gate.md)")
     gt.add_argument("dir", help="run directory with results.json")
     gt.add_argument("--baseline", required=True, help="baseline YAML file")
@@ -266,8 +369,10 @@ def build_parser() -> argparse.ArgumentParser:
     sv = sub.add_parser("serve", help="serve the reference catalog (or a faulty variant) over HTTP (docs/server.md)")
     add_serve_arguments(sv)
     sv.set_defaults(func=serve_main)
-    rq = sub.add_parser("requirements", help="print the requirement catalog with its coverage (Markdown)")
-    rq.add_argument("--markdown", action="store_true", help="(the only format; accepted for clarity)")
+    rq = sub.add_parser("requirements", help="print the requirement catalog with its coverage (Markdown or JSON)")
+    fmt = rq.add_mutually_exclusive_group()
+    fmt.add_argument("--markdown", action="store_true", help="Markdown, as in docs/requirements.md (the default)")
+    fmt.add_argument("--json", action="store_true", help="JSON: one object per requirement")
     rq.set_defaults(func=cmd_requirements)
     cs = sub.add_parser("config-schema", help="print the JSON Schema of the configuration file")
     cs.set_defaults(func=lambda args: print(json.dumps(json_schema(), indent=2)) or 0)

@@ -115,6 +115,8 @@ SECRET_WORDS = ("token", "secret", "password", "credential", "access_key")
 class Config:
     settings: Settings
     source: str  # the file it came from, or "defaults"
+    # The LAKECERT variables that set values, in order (name, raw text): a rerun command repeats them.
+    environment: tuple[tuple[str, str], ...] = ()
 
     @property
     def data(self) -> dict[str, Any]:
@@ -140,7 +142,7 @@ class Config:
         if not given:
             return self
         data = {**self.settings.model_dump(), **given}
-        return Config(_validate(data, "the command line"), self.source)
+        return Config(_validate(data, "the command line"), self.source, self.environment)
 
     def redacted(self) -> dict[str, Any]:
         """The configuration with secrets masked, for reports and reproducers."""
@@ -179,7 +181,7 @@ def _redact(value: Any, key: str = "") -> Any:
         return {k: _redact(v, k) for k, v in value.items()}
     if isinstance(value, list):
         return [_redact(v) for v in value]
-    if any(w in _norm(key) for w in SECRET_WORDS) and value not in (None, ""):
+    if is_secret(key) and value not in (None, ""):
         return "***"
     return value
 
@@ -240,10 +242,18 @@ def load_config(path: Path | None = None, environ: Mapping[str, str] | None = No
         _validate(loaded, source)  # errors name the file, before defaults are merged in
         data = _merge(data, loaded)
     settings = _validate(data, source)
+    used = []
     for name, key_path, value in _env_overrides(env):
         _set_path(data, key_path, value, name)
         settings = _validate(data, f"environment variable {name}")
-    return Config(settings, source)
+        used.append((name, env[name]))
+    return Config(settings, source, tuple(used))
+
+
+def is_secret(key: str) -> bool:
+    """A key whose value must never be printed or saved (tokens, passwords, secret keys)."""
+    norm = _norm(key)
+    return any(w in norm for w in SECRET_WORDS) or norm.endswith("key")  # api_key, private_key, ...
 
 
 def json_schema() -> dict[str, Any]:

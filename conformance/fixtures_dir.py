@@ -1,5 +1,9 @@
 """Where the golden fixtures are: the configuration's ``paths.fixtures`` (``LAKECERT_FIXTURES``), or the
-``fixtures/`` shipped beside the package."""
+copy shipped as package data, ``conformance/fixtures``.
+
+In a checkout ``conformance/fixtures`` is a symbolic link to the repository's ``fixtures/`` (where the
+generators write and the docs point); a built wheel or sdist holds the files themselves there, so an
+installed lakecert finds them without a checkout."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from pathlib import Path
 
 from conformance.report.outcomes import SuiteError
 
+SHIPPED = Path(__file__).resolve().parent / "fixtures"
 _configured: Path | None = None
 
 
@@ -21,7 +26,7 @@ def configure(path: Path | None) -> None:
 
 
 def fixtures_dir() -> Path:
-    found = _configured or Path(__file__).resolve().parents[1] / "fixtures"
+    found = _configured or SHIPPED
     if not found.is_dir():
         raise FixturesMissing(f"golden fixtures not found at {found}; set paths.fixtures (LAKECERT_FIXTURES)")
     return found

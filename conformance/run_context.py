@@ -74,7 +74,11 @@ def select_profiles(target: Target, wanted: list[str] | None) -> list[str]:
             raise ConfigError(f"unknown profile(s) {unknown}; known: {sorted(known)}")
         missing = [p for p in wanted if SIDE_OF_PROFILE.get(p) not in target.sides or not _has_factory(target, p)]
         if missing:
-            raise ConfigError(f"target {target.name} has no side for profile(s) {missing}")
+            needs = "; ".join(f"{p} tests a {SIDE_OF_PROFILE.get(p)}" for p in missing)
+            offers = ", ".join(sorted(target.sides)) or "nothing"
+            raise ConfigError(
+                f"target {target.name} cannot be judged on {', '.join(missing)}: {needs}, and it offers: {offers}"
+            )
         unsupported = [p for p in wanted if supported is not None and p not in supported]
         if supported is not None and unsupported:
             raise ConfigError(f"target {target.name} supports only profile(s) {sorted(supported)}, not {unsupported}")

@@ -89,8 +89,31 @@ def test_allure_report_opens_on_the_failing_check(browser: webdriver.Chrome, mat
         By.XPATH, "//tr[td[1][normalize-space()='CAT-RATIFY-ONCE']]/td[contains(@class,'s-FAIL')]/a"
     )
     browser.get(cell.get_attribute("href") or "")
-    WebDriverWait(browser, 20).until(lambda d: "test_second_proposal_for_a_version_conflicts" in d.page_source)
+    # The result's title is the rule in words and the check's name ("second proposal for a version conflicts").
+    WebDriverWait(browser, 20).until(lambda d: "second proposal for a version conflicts" in d.page_source)
     WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.XPATH, "//*[normalize-space()='Failed']"))
     browser.save_screenshot(str(ARTIFACTS / "allure-failing-check.png"))
     assert "CAT-RATIFY-ONCE" in browser.page_source
+    assert not _script_errors(browser)
+
+
+def test_matrix_grid_legend_and_failures_only_filter(browser: webdriver.Chrome, matrix: Path) -> None:
+    browser.get(matrix.as_uri())
+    grid = browser.find_element(By.CSS_SELECTOR, "table.grid")
+    assert grid.is_displayed() and "NOT CERTIFIED" in grid.text and "CERTIFIED" in grid.text
+    assert browser.find_element(By.CSS_SELECTOR, "ul.legend").is_displayed()
+    rows_ok = browser.find_elements(By.CSS_SELECTOR, "section tr.ok")
+    assert rows_ok and all(r.is_displayed() for r in rows_ok)
+    browser.find_element(By.ID, "failures-only").click()
+    assert not any(r.is_displayed() for r in rows_ok)
+    assert all(r.is_displayed() for r in browser.find_elements(By.CSS_SELECTOR, "section tr.bad"))
+    browser.save_screenshot(str(ARTIFACTS / "matrix-failures-only.png"))
+
+
+def test_allure_report_shows_run_metadata(browser: webdriver.Chrome, matrix: Path) -> None:
+    report = matrix.parent.parent / "faulty" / "allure-report" / "index.html"
+    browser.get(report.as_uri())
+    WebDriverWait(browser, 30).until(lambda d: "faulty:ratify-twice" in d.page_source)
+    WebDriverWait(browser, 30).until(lambda d: "Product defect: delta-cm-catalog" in d.page_source)
+    browser.save_screenshot(str(ARTIFACTS / "allure-overview.png"))
     assert not _script_errors(browser)

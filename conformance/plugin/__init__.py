@@ -4,7 +4,8 @@
 - ``fixtures``: what checks receive (the run, the target's parts wrapped by recorders, seeds, names);
 - ``outcomes``: who is wrong - each check's outcome, decided once, kept in the item's stash;
 - ``watchdog``: hang guards around every phase of a check;
-- ``reporting``: Allure labels, reproducers, and results.json/junit/certificate at the end.
+- ``reporting``: Allure labels, reproducers, and results.json/junit/certificate at the end;
+- ``progress``: names a check that runs long, so a slow run is told from a stuck one.
 
 ``lakecert run`` builds the run's ``RunContext`` once and hands it, with these modules, to
 ``pytest.main`` as plugin objects (``plugins(ctx)``); nothing travels as command-line strings.
@@ -12,10 +13,10 @@
 
 from __future__ import annotations
 
-from conformance.plugin import fixtures, outcomes, reporting, selection, watchdog
+from conformance.plugin import fixtures, outcomes, progress, reporting, selection, watchdog
 from conformance.run_context import RunContext
 
-MODULES = (selection, fixtures, outcomes, watchdog, reporting)
+MODULES = (selection, fixtures, outcomes, watchdog, reporting, progress)
 
 
 def plugins(ctx: RunContext) -> list[object]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,11 +16,14 @@ import pytest
 from conformance.observe.transcript import Transcript
 from conformance.plugin.outcomes import CheckState, state_of
 from conformance.plugin.selection import req_ids
+from conformance.report.allure_meta import NODEID_LABEL, polish_results, write_run_metadata
 from conformance.report.allure_status import STATUS_LABEL, apply_lakecert_status
 from conformance.report.certificate import write_certificate
 from conformance.report.junit import write_junit
 from conformance.report.outcomes import ALLURE_SEVERITY, Outcome
+from conformance.report.rerun import rerun_command, secrets_to_set
 from conformance.report.results import CheckResult, RunSummary
+from conformance.report.swimlane import swimlane_svg
 from conformance.requirements import Requirement, load_all, profiles
 from conformance.run_context import RunContext
 
@@ -33,9 +35,22 @@ def lakecert_labels(request: pytest.FixtureRequest, lakecert: RunContext) -> Ite
     """Allure labels and links from the requirement marks, and the lakecert status at the end."""
     _label([load_all()[i] for i in req_ids(request.node)], lakecert)
     yield
+    # After the check: allure-pytest names the result when setup ends, which would undo a title set
+    # before the yield.
+    _title(request.node, [load_all()[i] for i in req_ids(request.node)])
     status = state_of(request.node).status
     if status is not None:
         allure.dynamic.label(STATUS_LABEL, status.value)
+
+
+def _title(item: pytest.Item, reqs: list[Requirement]) -> None:
+    """The rule first, in words: ``CAT-X: statement - check name [param]``."""
+    callspec = getattr(item, "callspec", None)
+    param = f" [{callspec.id}]" if callspec is not None else ""
+    check = getattr(item, "originalname", item.name).removeprefix("test_").replace("_", " ")
+    allure.dynamic.title(f"{', '.join(r.id for r in reqs)}: {reqs[0].statement} - {check}{param}")
+    allure.dynamic.description("\n\n".join(f"**{r.id}** ({r.level}, {r.section}): {r.statement}" for r in reqs))
+    allure.dynamic.label(NODEID_LABEL, item.nodeid)
 
 
 def _label(reqs: list[Requirement], ctx: RunContext) -> None:
@@ -53,9 +68,6 @@ def _label(reqs: list[Requirement], ctx: RunContext) -> None:
 
 
 def _reproducer(item: pytest.Item, ctx: RunContext, state: CheckState, transcript: Transcript | None) -> dict[str, Any]:
-    rerun = ["lakecert", "run", "--target", ctx.config.target, "--seed", str(ctx.config.seed), "--select", item.nodeid]
-    if ctx.config.source != "defaults":
-        rerun += ["--config", ctx.config.source]
     return {
         "test": item.nodeid,
         "requirements": req_ids(item),
@@ -68,18 +80,25 @@ def _reproducer(item: pytest.Item, ctx: RunContext, state: CheckState, transcrip
         "schedule": transcript.notes if transcript else {},
         "steps": state.steps,
         "transcript": transcript.to_json() if transcript else [],
-        "rerun": shlex.join(rerun),
+        "rerun": rerun_command(ctx.config, ctx.profiles, [item.nodeid]),
+        "rerun_secrets": secrets_to_set(ctx.config),  # shell variables to set before pasting ``rerun``
     }
 
 
 def _write_reproducer(item: pytest.Item, ctx: RunContext, state: CheckState) -> str:
     """Save the reproducer of a check that did not pass; attach it to the check's Allure result."""
     transcript = getattr(item, "funcargs", {}).get("transcript")
-    repro = json.dumps(_reproducer(item, ctx, state, transcript), indent=2, default=str)
+    data = _reproducer(item, ctx, state, transcript)
+    repro = json.dumps(data, indent=2, default=str)
     path = ctx.out / "reproducers" / (re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid) + ".json")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(repro)
     allure.attach(repro, name="reproducer", attachment_type=allure.attachment_type.JSON)
+    note = data["schedule"].get("schedule") if isinstance(data["schedule"], dict) else None
+    svg = swimlane_svg(note) if isinstance(note, dict) else None
+    if svg is not None:  # a concurrency schedule: its picture beside the reproducer and in Allure
+        path.with_suffix(".svg").write_text(svg)
+        allure.attach(svg, name="schedule (swimlanes)", attachment_type=allure.attachment_type.SVG)
     return str(path.relative_to(ctx.out))
 
 
@@ -150,4 +169,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     allure_dir = config.getoption("--alluredir", None)
     if allure_dir:
         apply_lakecert_status(Path(allure_dir))
+        polish_results(Path(allure_dir), results)
+        write_run_metadata(Path(allure_dir), summary.to_json())
     ctx.summary = summary

@@ -21,7 +21,11 @@ class AllureMissing(RuntimeError):
 def allure_bin() -> Path:
     path = Path(os.environ.get("LAKECERT_ALLURE") or DEFAULT / "bin" / "allure")
     if not path.exists():
-        raise AllureMissing(f"Allure {ALLURE_VERSION} not found at {path}; run `make setup` or set LAKECERT_ALLURE")
+        raise AllureMissing(
+            f"Allure {ALLURE_VERSION} not found at {path}: in a checkout run make setup; otherwise install it"
+            f" (npm install allure-commandline@{ALLURE_VERSION}, runs on Java) and set LAKECERT_ALLURE to its"
+            " bin/allure; --no-allure skips the HTML report"
+        )
     return path
 
 

@@ -1,7 +1,9 @@
 """certificate.json: a compact, checkable statement of a run's verdict.
 
 It names the target, profiles, verdict, suite version, spec revisions and requirement counts,
-and binds them to the exact results.json by its SHA-256 digest.
+and binds them to the exact results.json by its SHA-256 digest. The digest proves only that the
+two files belong together; who issued them is proved by the optional Ed25519 signature of the
+vendor's key (``conformance.report.signing``). The trust model is in docs/results.md.
 """
 
 from __future__ import annotations
@@ -15,9 +17,30 @@ from typing import Any
 CERTIFICATE_VERSION = 1
 
 
+class MalformedFile(ValueError):
+    """A certificate or results file that is not what lakecert wrote; the message names the file."""
+
+
+def _load(path: Path, what: str) -> tuple[bytes, dict[str, Any]]:
+    try:
+        raw = path.read_bytes()
+        data = json.loads(raw)
+    except (OSError, ValueError) as e:
+        raise MalformedFile(f"{path} is not a readable {what} (JSON): {e}") from None
+    if not isinstance(data, dict):
+        raise MalformedFile(f"{path} is not a {what}: a JSON object was expected")
+    return raw, data
+
+
 def build_certificate(results_path: Path) -> dict[str, Any]:
-    raw = results_path.read_bytes()  # read once: the digest must be of the bytes that were parsed
-    res = json.loads(raw)
+    raw, res = _load(results_path, "results.json")  # read once: the digest is of the bytes parsed
+    try:
+        return _certificate(raw, res)
+    except (KeyError, TypeError, AttributeError) as e:
+        raise MalformedFile(f"{results_path} is not a lakecert results.json: missing or bad field {e}") from None
+
+
+def _certificate(raw: bytes, res: dict[str, Any]) -> dict[str, Any]:
     info = res["run_info"]
     counts: dict[str, dict[str, int]] = {}
     for r in res["requirements"].values():
@@ -49,16 +72,29 @@ def write_certificate(results_path: Path, path: Path) -> dict[str, Any]:
     return cert
 
 
-def verify_certificate(cert_path: Path, results_path: Path) -> list[str]:
-    """What does not match between a certificate and a results file; empty when it is valid."""
-    cert = json.loads(cert_path.read_text())
+def load_certificate(path: Path) -> dict[str, Any]:
+    """A certificate file as data; ``MalformedFile`` names it when it is not JSON."""
+    return _load(path, "certificate")[1]
+
+
+def verify_certificate(cert_path: Path, results_path: Path, key: Path | None = None) -> list[str]:
+    """What does not match between a certificate and a results file (and, given the vendor's public
+    ``key``, the certificate's signature); empty when it is valid. ``MalformedFile`` names a file
+    that is not what lakecert wrote."""
+    _, cert = _load(cert_path, "certificate")
     if cert.get("certificate_version") != CERTIFICATE_VERSION:
         return [f"unknown certificate_version {cert.get('certificate_version')!r}"]
     problems = []
+    if key is not None:
+        from conformance.report.signing import signature_problem
+
+        problem = signature_problem(cert, key)
+        if problem:
+            problems.append(problem)
     expected = build_certificate(results_path)
     if cert.get("results_sha256") != expected["results_sha256"]:
         problems.append("results.json digest differs: the results were changed or belong to another run")
-    for key in (
+    for field in (
         "target",
         "profiles",
         "verdict",
@@ -68,6 +104,6 @@ def verify_certificate(cert_path: Path, results_path: Path) -> list[str]:
         "seed",
         "requirement_counts",
     ):
-        if cert.get(key) != expected[key]:
-            problems.append(f"`{key}` does not match the results")
+        if cert.get(field) != expected[field]:
+            problems.append(f"{field} does not match the results")
     return problems

@@ -1,7 +1,10 @@
-"""The compatibility matrix: targets x requirements, grouped by profile, as one static HTML page.
+"""The compatibility matrix: a target x profile verdict grid, then targets x requirements per
+profile, as one static HTML page.
 
-Built from one or more results.json files; opens from disk (no scripts, no network). Cells link
-into each run's Allure report when `lakecert report` generated one beside the results.
+Built from one or more results.json files; opens from disk (no scripts, no network: the
+failures-only filter is a CSS checkbox). Cells link into each run's Allure report when `lakecert
+report` generated one beside the results, found by the node id label lakecert puts on every result
+(so parametrized checks link too), else to the reproducer.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.report.allure_meta import NODEID_LABEL
 from conformance.report.outcomes import Outcome
 from conformance.requirements import load_all
 
@@ -53,9 +57,13 @@ def _allure_ids(report: Path) -> dict[str, str]:
         return {}
     ids = {}
     for uid, payload in ALLURE_CASE.findall(report.read_text(errors="replace")):
-        full = json.loads(base64.b64decode(payload)).get("fullName", "")
-        module, _, name = full.partition("#")
-        ids[f"{module.replace('.', '/')}.py::{name}"] = uid
+        case = json.loads(base64.b64decode(payload))
+        labels = {lab.get("name"): lab.get("value") for lab in case.get("labels", [])}
+        node = labels.get(NODEID_LABEL)
+        if not node:  # results written before the label existed: by fullName, unparametrized only
+            module, _, name = case.get("fullName", "").partition("#")
+            node = f"{module.replace('.', '/')}.py::{name}"
+        ids[node] = uid
     return ids
 
 
@@ -80,9 +88,11 @@ def _cell(run: Run, rid: str, out_dir: Path) -> str:
         href = f"{os.path.relpath(report, out_dir)}#testresult/{run.allure_ids[check['test']]}"
     elif check is not None and check.get("reproducer"):
         href = os.path.relpath(run.directory / check["reproducer"], out_dir)
-    title = html.escape(check["message"][:300]) if check and check["message"] else label
+    message = check["message"] if check and check["message"] and status != "PASS" else ""
+    title = html.escape(message[:300]) if message else label
     inner = f'<a href="{html.escape(href)}">{label}</a>' if href else label
-    return f'<td class="s-{status}" title="{title}">{inner}</td>'
+    why = f"<small>{html.escape(message.splitlines()[0][:140])}</small>" if message else ""
+    return f'<td class="s-{status}" title="{title}">{inner}{why}</td>'
 
 
 def _chart(profile: str, runs: list[Run]) -> str:
@@ -92,8 +102,10 @@ def _chart(profile: str, runs: list[Run]) -> str:
         reqs = [r for r in run.results["requirements"].values() if r["profile"] == profile]
         if not reqs:
             continue
-        x = 160.0
-        rows.append(f'<text x="0" y="{y + 14}" class="t">{html.escape(run.name[:26])}</text>')
+        x = 260.0
+        rows.append(
+            f'<text x="0" y="{y + 14}" class="t">{html.escape(run.name)}<title>{html.escape(run.name)}</title></text>'
+        )
         for status in STATUSES:
             n = sum(r["status"] == status for r in reqs)
             if n:
@@ -105,8 +117,46 @@ def _chart(profile: str, runs: list[Run]) -> str:
                 x += w
         y += 24
     return (
-        f'<svg class="chart" width="580" height="{max(y, 24)}" role="img" aria-label="{profile}">{"".join(rows)}</svg>'
+        f'<svg class="chart" width="680" height="{max(y, 24)}" role="img" aria-label="{profile}">{"".join(rows)}</svg>'
     )
+
+
+LEGEND = {
+    "PASS": "the rule held",
+    "FAIL": "a MUST is broken: the product is wrong",
+    "WARN": "a SHOULD or MAY is broken",
+    "NOT_APPLICABLE": "optional capability absent; its refusal verified harmless",
+    "ERROR": "the suite or adapter broke: nothing known about the product",
+    "NOT_RUN": "no check of the rule ran (partial run, or profile not run)",
+    "UNTESTABLE": "cannot be observed from outside (the catalog says why)",
+}
+HEALTHY = {"PASS", "NOT_APPLICABLE", "UNTESTABLE"}
+
+
+def _verdict_grid(runs: list[Run], profiles: list[str]) -> str:
+    """Targets down, profiles across, each cell the profile's verdict (like wpt.fyi's summary)."""
+    head = "".join(f'<th><a href="#{p}">{html.escape(p)}</a></th>' for p in profiles)
+    rows = []
+    for run in runs:
+        info = run.results["run_info"]
+        cells = []
+        for p in profiles:
+            v = run.results["profiles"].get(p, {}).get("verdict")
+            shown = "partial" if v and info.get("partial") else (v or "not run")
+            cells.append(f'<td class="v v-{html.escape(shown)}">{html.escape(shown.replace("_", " "))}</td>')
+        rows.append(
+            f"<tr><th>{html.escape(run.name)}<br><small>{html.escape(str(info.get('target_version', '')))}"
+            f" - {html.escape(info['target_kind'])}</small></th>{''.join(cells)}</tr>"
+        )
+    return f"<table class=grid><tr><th>target</th>{head}</tr>{''.join(rows)}</table>"
+
+
+def _legend() -> str:
+    items = "".join(
+        f'<li><span class="s-{s} sw">{s.replace("_", " ")}</span> {html.escape(text)}</li>'
+        for s, text in LEGEND.items()
+    )
+    return f"<ul class=legend>{items}</ul>"
 
 
 def render(runs: list[Run], out_dir: Path) -> str:
@@ -123,14 +173,18 @@ def render(runs: list[Run], out_dir: Path) -> str:
     parts = [
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>lakecert compatibility matrix</title>"
         f"<style>{CSS}</style></head><body><h1>lakecert compatibility matrix</h1>",
-        f"<p>{len(runs)} run(s). Cells link to the check in the run's Allure report (or to its reproducer)."
-        " Hover a cell for the message.</p>",
+        f"<p>{len(runs)} run(s). Cells link to the check in the run's Allure report (or to its reproducer);"
+        " the first line of the message is under the status, the rest on hover.</p>",
+        _verdict_grid(runs, list(profiles)),
+        _legend(),
+        "<input type=checkbox id=failures-only><label for=failures-only> show only requirements that did not"
+        " hold on some target</label>",
     ]
     for profile, rids in profiles.items():
         parts.append(f'<section id="{profile}"><h2>{html.escape(profile)}</h2>{_chart(profile, runs)}')
         parts.append(
             "<table class=counts><tr><th>target</th><th>verdict</th>"
-            + "".join(f"<th>{s.replace('_', ' ')}</th>" for s in STATUSES[:5])
+            + "".join(f"<th>{s.replace('_', ' ')}</th>" for s in STATUSES)
             + "</tr>"
         )
         for run in runs:
@@ -138,15 +192,19 @@ def render(runs: list[Run], out_dir: Path) -> str:
             verdict = run.results["profiles"].get(profile, {}).get("verdict", "not run")
             parts.append(
                 f"<tr><td>{html.escape(run.name)}</td><td class=v-{verdict}>{verdict}</td>"
-                + "".join(f"<td>{statuses.count(s)}</td>" for s in STATUSES[:5])
+                + "".join(f"<td>{statuses.count(s)}</td>" for s in STATUSES)
                 + "</tr>"
             )
-        parts.append(f"</table><table class=matrix><tr><th>requirement</th><th>level</th>{head}</tr>")
+        parts.append(f"</table><table class=matrix><tr><th>requirement</th><th>level</th><th>statement</th>{head}</tr>")
         for rid in rids:
             r = reqs[rid]
+            seen = {run.results["requirements"][rid]["status"] for run in runs if rid in run.results["requirements"]}
+            row_class = "ok" if seen <= HEALTHY else "bad"
             parts.append(
-                f'<tr><td><a href="{html.escape(r.link)}" title="{html.escape(r.statement)}">{rid}</a></td>'
-                f"<td>{r.level}</td>" + "".join(_cell(run, rid, out_dir) for run in runs) + "</tr>"
+                f'<tr class={row_class}><td><a href="{html.escape(r.link)}">{rid}</a></td>'
+                f"<td>{r.level}</td><td class=stmt>{html.escape(r.statement)}</td>"
+                + "".join(_cell(run, rid, out_dir) for run in runs)
+                + "</tr>"
             )
         parts.append("</table></section>")
     parts.append("</body></html>")
@@ -170,5 +228,10 @@ td[class^=s-]{color:#fff;font-weight:600}td[class^=s-] a{color:#fff}
     + """
 .v-CERTIFIED{color:#2e7d32;font-weight:700}.v-NOT_CERTIFIED{color:#c62828;font-weight:700}
 .chart .t{font-size:12px}
+td small{display:block;font-weight:400;max-width:28rem}td.stmt{font-size:.8rem;max-width:30rem}
+.grid td.v{font-weight:700}.v-CERTIFIED{background:#e8f5e9}.v-NOT_CERTIFIED{background:#ffebee}
+.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.4rem 1.2rem;font-size:.85rem}
+.sw{color:#fff;padding:0 .4rem;border-radius:3px;font-weight:600}
+#failures-only:checked ~ section tr.ok{display:none}
 """
 )

@@ -1,25 +1,114 @@
-"""The short summary printed at the end of every run."""
+"""The console summary printed at the end of every run: verdicts, then every check that did not
+pass with its rule, why, the reproducer and the command that reruns it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.markup import escape
+
 from conformance.report.results import exit_code
+from conformance.requirements import load_all
+
+# How much of a check's message the console shows: the first line is the why; the lines after it
+# (a history explanation with its schedule) up to this many, the rest stays in the reproducer.
+MAX_DETAIL_LINES = 40
+# Beyond this many checks that did not pass, the rest get one line each (the details are in their
+# reproducers): a broken product can fail a hundred parametrized checks the same way.
+MAX_DETAILED = 10
+STYLE = {
+    "CERTIFIED": "bold green",
+    "NOT_CERTIFIED": "bold red",
+    "NOT_APPLICABLE": "dim",
+    "PASS": "green",
+    "FAIL": "bold red",
+    "WARN": "yellow",
+    "ERROR": "bold magenta",
+}
+PARTIAL = "partial run, not a certification"
 
 
-def print_summary(results: dict[str, Any], out: Path) -> int:
-    """Print verdicts per profile, failures by requirement and where the reports are; return the exit code."""
+def _styled(word: str) -> str:
+    style = STYLE.get(word)
+    return f"[{style}]{escape(word)}[/]" if style else escape(word)
+
+
+def _reproducer(out: Path, rel: str | None) -> dict[str, Any]:
+    if not rel:
+        return {}
+    try:
+        data: dict[str, Any] = json.loads((out / rel).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data
+
+
+def _print_failure(console: Console, row: dict[str, Any], results: dict[str, Any], out: Path) -> None:
+    catalog = load_all()
+    rules = row.get("violated") or row["requirements"]
+    console.print(f"\n{_styled(row['status'])} {escape(row['test'])}")
+    for rid in rules:
+        req = catalog.get(rid)
+        level = results["requirements"].get(rid, {}).get("level", req.level if req else "")
+        statement = f": {req.statement}" if req else ""
+        console.print(f"  rule:       {escape(rid)} ({level}){escape(statement)}")
+    lines = (row.get("message") or "(no message)").strip().splitlines() or ["(no message)"]
+    console.print(f"  why:        {escape(lines[0])}")
+    for line in lines[1 : 1 + MAX_DETAIL_LINES]:
+        console.print(f"              {escape(line)}")
+    if len(lines) > 1 + MAX_DETAIL_LINES:
+        console.print(f"              ... {len(lines) - 1 - MAX_DETAIL_LINES} more lines in the reproducer")
+    if row.get("reproducer"):
+        console.print(f"  reproducer: {escape(str(out / row['reproducer']))}")
+        picture = (out / row["reproducer"]).with_suffix(".svg")
+        if picture.exists():
+            console.print(f"  swimlanes:  {escape(str(picture))}")
+    repro = _reproducer(out, row.get("reproducer"))
+    if repro.get("rerun"):
+        needs = repro.get("rerun_secrets") or []
+        if needs:
+            console.print(f"  rerun (set {escape(', '.join('$' + n for n in needs))} first):")
+        else:
+            console.print("  rerun:")
+        console.print(f"    {escape(repro['rerun'])}")
+
+
+def print_summary(results: dict[str, Any], out: Path, console: Console | None = None) -> int:
+    """Print verdicts per profile, each check that did not pass and where the reports are; return
+    the exit code."""
+    console = console or Console(highlight=False, soft_wrap=True)
     info = results["run_info"]
-    print(f"\nlakecert {info['suite_version']}  target={info['target']}  seed={info['seed']}")
+    partial = bool(info.get("partial"))
+    console.print(f"\nlakecert {info['suite_version']}  target={info['target']}  seed={info['seed']}")
+    if partial:
+        console.print(f"[bold yellow]{PARTIAL}[/]: only the selected checks ran; no certificate is written")
+    bad = [r for r in results["results"] if r["status"] in ("FAIL", "WARN", "ERROR")]
+    for row in bad[:MAX_DETAILED]:
+        _print_failure(console, row, results, out)
+    if len(bad) > MAX_DETAILED:
+        console.print(f"\n{len(bad) - MAX_DETAILED} more (each reproducer has its rerun command):")
+        for row in bad[MAX_DETAILED:]:
+            why = (row.get("message") or "").strip().splitlines()[:1]
+            rules = ", ".join(row.get("violated") or row["requirements"])
+            console.print(f"  {_styled(row['status'])} {escape(row['test'])} ({escape(rules)}): {escape(''.join(why))}")
+    console.print("\nprofiles:")
     for name, p in results["profiles"].items():
-        print(f"  {name:<20} {p['verdict']}")
-    bad = {rid: r for rid, r in results["requirements"].items() if r["status"] in ("FAIL", "WARN", "ERROR")}
-    for rid, r in sorted(bad.items()):
-        print(f"  {r['status']:<5} {rid} ({r['level']})")
+        console.print(f"  {name:<22} {PARTIAL if partial else _styled(p['verdict'])}")
+    failing = {rid: r for rid, r in results["requirements"].items() if r["status"] in ("FAIL", "WARN", "ERROR")}
+    for rid, r in sorted(failing.items()):
+        console.print(f"  {_styled(r['status'])}{' ' * (6 - len(r['status']))}{escape(rid)} ({r['level']})")
     counts = ", ".join(f"{v} {k}" for k, v in results["counts"].items() if v)
-    print(f"  checks: {counts}")
-    print(f"verdict: {results['verdict']}")
-    print(f"  results:     {out / 'results.json'}\n  certificate: {out / 'certificate.json'}")
-    print(f"  junit:       {out / 'junit.xml'}\n  allure:      {out / 'allure-results'}  (HTML: lakecert report {out})")
+    console.print(f"checks: {counts}")
+    if partial:
+        console.print(f"verdict: [bold yellow]{PARTIAL}[/]" + ("" if bad else " (every selected check passed)"))
+    else:
+        console.print(f"verdict: {_styled(results['verdict'])}")
+    console.print(f"  results:     {out / 'results.json'}")
+    if (out / "certificate.json").exists():
+        console.print(f"  certificate: {out / 'certificate.json'}")
+    console.print(f"  junit:       {out / 'junit.xml'}")
+    console.print(f"  allure:      {out / 'allure-results'}  (HTML: lakecert report {out})")
     return exit_code(results)

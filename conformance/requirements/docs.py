@@ -41,3 +41,31 @@ def render() -> str:
             lines.append(f"| {r.id} | {r.level} | {r.binds} | {r.section} | {r.statement} | {cov} | {faults} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def render_json() -> list[dict[str, object]]:
+    """The catalog as data (``lakecert requirements --json``): each rule with its spec revision,
+    pinned link, the checks that cover it and the faulty variants that break it."""
+    checks = checks_by_requirement()
+    caught_by: dict[str, list[str]] = {}
+    for f in all_faults().values():
+        for rid in f.breaks:
+            caught_by.setdefault(rid, []).append(f.name)
+    return [
+        {
+            "id": r.id,
+            "level": r.level,
+            "binds": r.binds,
+            "profile": r.profile,
+            "section": r.section,
+            "statement": r.statement,
+            "spec": r.spec.name,
+            "spec_revision": r.spec.revision,
+            "link": r.link,
+            "checks": checks.get(r.id, []),
+            "untestable": r.untestable,
+            "faulty_variants": caught_by.get(r.id, []),
+        }
+        for rs in profiles().values()
+        for r in rs
+    ]

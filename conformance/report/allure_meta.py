@@ -1,0 +1,103 @@
+"""What makes an Allure report of a lakecert run readable on its own: the run's metadata
+(Environment and Executor panels), categories that sort results by who is wrong, and messages in
+lakecert's words instead of exception reprs.
+
+Allure reads ``environment.properties``, ``executor.json`` and ``categories.json`` from the
+results folder; categories match on status and message, so each non-passing result's message is
+rewritten to start with its rules and profiles (``CAT-X (delta-cm-catalog): why``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conformance.report.outcomes import Outcome
+from conformance.report.results import CheckResult
+from conformance.requirements import load_all, profiles
+
+NODEID_LABEL = "lakecert_nodeid"
+
+
+def _properties(values: dict[str, Any]) -> str:
+    """Java properties (what Allure parses): one ``key=value`` per line, separators escaped."""
+
+    def esc(text: str) -> str:
+        return text.replace("\\", "\\\\").replace("\n", " ").replace("=", "\\=").replace(":", "\\:")
+
+    def esc_key(text: str) -> str:
+        return esc(text).replace(" ", "\\ ")  # an unescaped space would end the key
+
+    return "".join(f"{esc_key(k)}={esc(str(v))}\n" for k, v in values.items())
+
+
+def categories() -> list[dict[str, Any]]:
+    """Product defects per profile (FAIL and WARN), suite errors, and checks that do not apply."""
+    cats: list[dict[str, Any]] = [
+        {
+            "name": f"Product defect: {p}",
+            "matchedStatuses": ["failed", "unknown"],
+            "messageRegex": rf"(?s)[^(]*\([^)]*\b{p}\b[^)]*\):.*",
+        }
+        for p in profiles()
+    ]
+    cats.append({"name": "Suite or adapter error (nothing known about the product)", "matchedStatuses": ["broken"]})
+    cats.append(
+        {"name": "Not applicable (optional capability absent, verified harmless)", "matchedStatuses": ["skipped"]}
+    )
+    return cats
+
+
+def write_run_metadata(allure_dir: Path, results: dict[str, Any], report_url: str | None = None) -> None:
+    """environment.properties, executor.json and categories.json for the run's results.json data."""
+    info = results["run_info"]
+    verdict = "partial run, not a certification" if info.get("partial") else results["verdict"]
+    env = {
+        "Target": info["target"],
+        "Target version": info.get("target_version"),
+        "Verdict": verdict,
+        **{f"Profile {p}": v["verdict"] for p, v in results["profiles"].items()},
+        "Seed": info["seed"],
+        "lakecert": info["suite_version"],
+        "Spec revisions": "; ".join(info.get("spec_revisions", [])),
+        "Config": info.get("config_source"),
+        "Python": info.get("python"),
+    }
+    allure_dir.mkdir(parents=True, exist_ok=True)
+    (allure_dir / "environment.properties").write_text(_properties(env))
+    executor = {
+        "name": "lakecert",
+        "type": "lakecert",
+        "buildName": f"lakecert {info['suite_version']}: {info['target']} - {verdict}",
+        "reportName": f"lakecert: {info['target']} - {verdict}",
+    }
+    if report_url:
+        executor["reportUrl"] = report_url
+    (allure_dir / "executor.json").write_text(json.dumps(executor, indent=2))
+    (allure_dir / "categories.json").write_text(json.dumps(categories(), indent=2))
+
+
+def lakecert_message(row: CheckResult) -> str:
+    """``RULES (profiles): message`` - what the categories match on and what a reader sees first."""
+    catalog = load_all()
+    rules = row.judged
+    profiles = sorted({catalog[r].profile for r in rules if r in catalog})
+    return f"{', '.join(rules)} ({', '.join(profiles)}): {row.message or row.status.value}"
+
+
+def polish_results(allure_dir: Path, rows: list[CheckResult]) -> int:
+    """Put lakecert's message on every non-passing result (the exception's trace stays below it)."""
+    by_node = {r.test: r for r in rows if r.status is not Outcome.PASS}
+    changed = 0
+    for path in allure_dir.glob("*-result.json"):
+        data = json.loads(path.read_text())
+        node = next((lab["value"] for lab in data.get("labels", []) if lab["name"] == NODEID_LABEL), None)
+        row = by_node.get(node or "")
+        if row is None:
+            continue
+        details = data.setdefault("statusDetails", {})
+        details["message"] = lakecert_message(row)
+        path.write_text(json.dumps(data))
+        changed += 1
+    return changed

@@ -1,0 +1,96 @@
+"""What a vendor installs: the sdist and the wheel built from it carry the golden fixtures and the
+requirement catalog, and a core install (no extras: no Spark, no pyiceberg, no FastAPI) in a fresh
+virtual environment certifies the reader profile from a directory outside the checkout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# Packages a core install must not pull in: they belong to extras (pyproject.toml).
+EXTRAS_ONLY = ("pyspark", "pyiceberg", "fastapi", "uvicorn", "deltalake", "polars", "psycopg", "selenium")
+
+# One build and one venv for the module: with xdist its tests stay on one worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("packaging")]
+
+
+def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    # Nothing of this checkout or its settings leaks in (PYTHONPATH would show pip the checkout).
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LAKECERT", "PYTHON", "VIRTUAL_ENV"))}
+    # A hang guard only: a fresh install downloads its dependencies from PyPI.
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
+
+
+@pytest.fixture(scope="module")
+def dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """``python -m build``: the sdist, then the wheel built from that sdist (not from the checkout)."""
+    out = tmp_path_factory.mktemp("dist")
+    proc = _run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], cwd=out)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return {"sdist": next(out.glob("lakecert-*.tar.gz")), "wheel": next(out.glob("lakecert-*.whl"))}
+
+
+def _golden_files() -> set[str]:
+    return {p.relative_to(ROOT).as_posix() for p in (ROOT / "fixtures").rglob("*") if p.is_file()}
+
+
+def test_sdist_and_wheel_carry_the_fixtures_and_requirements(dists: dict[str, Path]) -> None:
+    wanted = {"conformance/" + f for f in _golden_files()}
+    with zipfile.ZipFile(dists["wheel"]) as whl:
+        in_wheel = set(whl.namelist())
+    with tarfile.open(dists["sdist"]) as sdist:
+        in_sdist = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
+    requirements = {p.relative_to(ROOT).as_posix() for p in (ROOT / "conformance/requirements").glob("*.yaml")}
+    assert wanted and requirements
+    assert wanted <= in_wheel and wanted <= in_sdist
+    assert requirements <= in_wheel and requirements <= in_sdist
+    assert "conformance/pytest.ini" in in_wheel
+
+
+@pytest.fixture(scope="module")
+def core_venv(dists: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment (no system site-packages) with the wheel and its core dependencies."""
+    venv = tmp_path_factory.mktemp("venv")
+    assert _run([sys.executable, "-m", "venv", str(venv)], cwd=venv).returncode == 0
+    proc = _run([str(venv / "bin/python"), "-m", "pip", "install", "-q", str(dists["wheel"])], cwd=venv)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return venv
+
+
+def test_core_install_has_no_extras(core_venv: Path) -> None:
+    probe = "import importlib.util, json; print(json.dumps({m: bool(importlib.util.find_spec(m)) for m in %r}))"
+    proc = _run([str(core_venv / "bin/python"), "-c", probe % (EXTRAS_ONLY,)], cwd=core_venv)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == dict.fromkeys(EXTRAS_ONLY, False)
+
+
+def test_installed_wheel_certifies_the_reader_profile(core_venv: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "vendor"
+    elsewhere.mkdir()
+    proc = _run([str(core_venv / "bin/lakecert"), "run", "--profile", "delta-cm-reader", "--out", "run"], elsewhere)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    res = json.loads((elsewhere / "run/results.json").read_text())
+    assert res["verdict"] == "CERTIFIED"
+    assert res["profiles"] == {"delta-cm-reader": {"verdict": "CERTIFIED"}}
+    assert res["results"] and all(r["status"] == "PASS" for r in res["results"])
+    assert (elsewhere / "run/certificate.json").is_file()
+    where = _run([str(core_venv / "bin/python"), "-c", "import conformance; print(conformance.__file__)"], elsewhere)
+    assert Path(where.stdout.strip()).is_relative_to(core_venv)  # the installed copy, not this checkout
+    version = _run([str(core_venv / "bin/lakecert"), "--version"], elsewhere)
+    assert version.returncode == 0 and version.stdout.startswith("lakecert ")
+
+
+def test_a_target_whose_extras_are_missing_is_a_usage_error(core_venv: Path, tmp_path: Path) -> None:
+    for target in ("delta-rs", "spark-iceberg"):
+        proc = _run([str(core_venv / "bin/lakecert"), "run", "--target", target, "--out", "run"], tmp_path)
+        assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert "lakecert[" in proc.stderr
+        assert not (tmp_path / "run" / "results.json").exists()
