@@ -39,7 +39,7 @@ def test_held_writer_loses_its_version_and_rebases(engine: DeltaRsEngine) -> Non
     assert first.start_version == second.start_version == start
     assert first.release().version == start + 1
     assert second.release().version == start + 2  # blind appends never conflict: it rebased
-    tried = [(r.commit_version, r.status, r.conditional) for r in engine.proxy.log("writer1") if r.commit_version]
+    tried = [(r.commit_version, r.status, r.conditional) for r in engine.proxy.events("writer1") if r.commit_version]
     assert tried == [(start + 1, 412, True), (start + 2, 200, True)]  # refused by the store, then the next version
     assert {r[0] for r in engine.read("appends").rows} >= {"lee", "max"}
 

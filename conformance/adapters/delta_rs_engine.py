@@ -2,7 +2,7 @@
 profile ``delta-row-conflicts``.
 
 Tables are path-based, on moto's S3 server (conditional writes: moto honours ``If-None-Match: *``)
-reached through ``HoldingProxy``, which holds each writer's PUT of ``_delta_log/<version>.json``
+reached through ``RecordingProxy``, which holds each writer's PUT of ``_delta_log/<version>.json``
 until the schedule releases it. Each writer signs with its own access key id, which is how the
 proxy tells writers apart. delta-rs then finds its version taken or not, runs its own conflict
 checker and retries or fails, exactly as against a real store.
@@ -20,7 +20,7 @@ from conformance.adapters.delta_rs_worker import serve
 from conformance.contract.delta_engine import DeltaSetup, NotSupported
 from conformance.contract.iceberg import CommitResult, Operation, TableRead
 from conformance.contract.target import Kind, Side, TargetBase, TargetEnv
-from conformance.observe.holding_proxy import HoldingProxy
+from conformance.observe.object_proxy import RecordingProxy
 
 VERSION_ENV = "LAKECERT_DELTALAKE_VERSION"
 BUCKET = "lakecert-delta-rs"
@@ -89,7 +89,7 @@ class DeltaRsHeldCommit:
         """What the store saw decides the version: the commit file PUTs of this writer that succeeded."""
         written = [
             r.commit_version
-            for r in self._engine.proxy.log(self._client)
+            for r in self._engine.proxy.events(self._client)
             if r.seq >= self._since and r.commit_version is not None and 200 <= r.status < 300
         ]
         if reply[0] == "error" and reply[1] not in CONFLICT_ERRORS:
@@ -102,7 +102,7 @@ class DeltaRsHeldCommit:
 
 
 class DeltaRsEngine:
-    """One moto server and one holding proxy for the run; a worker process per writer."""
+    """One moto server and one recording proxy for the run; a worker process per writer."""
 
     def __init__(self, hold_timeout_s: float = 120.0) -> None:
         import boto3
@@ -117,7 +117,8 @@ class DeltaRsEngine:
         boto3.client(
             "s3", endpoint_url=upstream, region_name="us-east-1", aws_access_key_id="setup", aws_secret_access_key="x"
         ).create_bucket(Bucket=BUCKET)
-        self.proxy = HoldingProxy(upstream).start()
+        # No 503 from the proxy: begin() and release() guard every wait with hold_timeout_s.
+        self.proxy = RecordingProxy(upstream, hold_timeout_s=None).start()
         self._workers: dict[str, _Worker] = {}
 
     def _worker(self, client: str) -> _Worker:
@@ -159,7 +160,7 @@ class DeltaRsEngine:
     def begin(self, table: str, writer: int, op: Operation) -> DeltaRsHeldCommit:
         client = f"writer{writer}"
         worker = self._worker(client)
-        since = len(self.proxy.log())
+        since = len(self.proxy.events())
         self.proxy.arm(client)
         worker.conn.send(("begin", self._uri(table), self._options(client), op))
         started = worker.receive(self.hold_timeout_s)

@@ -7,6 +7,12 @@ evidence of the ordering checks (staged before proposed, publication order, ...)
 the client's language. ``hold`` keeps chosen requests waiting before they reach the store until the
 test releases them, to interleave a client's writes with other events.
 
+Each event also names its client: the access key id of the request's SigV4 signature, so that each
+writer of a schedule, signing with a key of its own, has its own record (``events(client)``).
+``arm(client)`` is a hold of that client's next PUT of a Delta commit file
+(``_delta_log/<version>.json``) until ``release(client)``: the engine is held at the commit
+boundary exactly as a slow store would hold it, and decides on its own what to do with the answer.
+
 ``curl(event)`` renders a recorded request as a curl command line (without its body and
 signature) for reproducers: what was asked of the store, replayable by hand against a store.
 """
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import re
 import shlex
 import socket
 import threading
@@ -22,11 +29,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from urllib.parse import urlsplit
+from typing import Any
+from urllib.parse import unquote, urlsplit
 
 # Hop-by-hop headers (RFC 9110 section 7.6.1) and those the proxy recomputes.
 _HOP = {"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"}
 _MAX_BODY = 256 * 1024 * 1024
+COMMIT_FILE = re.compile(r"/_delta_log/(\d{20})\.json$")
+CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/")
+ANONYMOUS = "anonymous"  # the client of an unsigned request
 
 
 @dataclass(frozen=True)
@@ -38,11 +49,19 @@ class ProxyEvent:
     status: int
     body_sha256: str
     body_size: int
+    client: str  # the access key id it was signed with
+    conditional: bool  # it carried If-None-Match or If-Match
 
     @property
     def uri(self) -> str:
         """``s3://bucket/key`` for path-style requests (what the suite's storage URIs look like)."""
         return "s3://" + self.path.lstrip("/")
+
+    @property
+    def commit_version(self) -> int | None:
+        """The version of the Delta commit file it wrote, when it is such a PUT."""
+        m = COMMIT_FILE.search(unquote(self.path))
+        return int(m.group(1)) if m and self.method == "PUT" else None
 
 
 Observer = Callable[[ProxyEvent], None]
@@ -50,25 +69,44 @@ Headers = list[tuple[str, str]]
 
 
 class Gate:
-    """Requests matching a hold wait here until ``release()``; ``arrived`` is set by the first."""
+    """Requests matching a hold wait here until ``release()``; ``arrived`` is set by the first,
+    whose path is ``path``. ``client`` limits the hold to that client's requests; ``once`` to the
+    first matching request (the later ones pass)."""
 
-    def __init__(self, match: Callable[[str, str], bool]) -> None:
+    def __init__(self, match: Callable[[str, str], bool], client: str | None = None, once: bool = False) -> None:
         self.match = match
+        self.client = client
+        self.once = once
         self.arrived = threading.Event()
+        self.path = ""
         self._open = threading.Event()
+
+    @property
+    def released(self) -> bool:
+        return self._open.is_set()
 
     def release(self) -> None:
         self._open.set()
 
-    def wait(self, timeout_s: float) -> bool:
-        self.arrived.set()
+    def wait(self, timeout_s: float | None) -> bool:
         return self._open.wait(timeout_s)
+
+    def takes(self, client: str, method: str, path: str) -> bool:
+        if self.released or (self.once and self.arrived.is_set()):
+            return False
+        return (self.client is None or self.client == client) and self.match(method, path)
+
+
+def _commit_put(method: str, path: str) -> bool:
+    return method == "PUT" and COMMIT_FILE.search(unquote(path)) is not None
 
 
 class RecordingProxy:
-    """``RecordingProxy(upstream_url)``: serves on 127.0.0.1 (any free port) in a daemon thread."""
+    """``RecordingProxy(upstream_url)``: serves on 127.0.0.1 (any free port) in a daemon thread.
+    A request held longer than ``hold_timeout_s`` is answered 503 (None: held until released or
+    ``stop()``, for a caller that guards its own waits)."""
 
-    def __init__(self, upstream: str, *, hold_timeout_s: float = 300.0) -> None:
+    def __init__(self, upstream: str, *, hold_timeout_s: float | None = 300.0) -> None:
         parts = urlsplit(upstream)
         if parts.scheme != "http" or not parts.hostname:
             raise ValueError(f"the proxy forwards to an http:// endpoint, not {upstream!r}")
@@ -77,11 +115,12 @@ class RecordingProxy:
         self._lock = threading.Lock()
         self._events: list[ProxyEvent] = []
         self._gates: list[Gate] = []
+        self._armed: dict[str, Gate] = {}
         self.observers: list[Observer] = []
         self._local = threading.local()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="object-proxy", daemon=True)
 
     @property
     def url(self) -> str:
@@ -93,10 +132,14 @@ class RecordingProxy:
         return self
 
     def stop(self) -> None:
-        for gate in list(self._gates):
+        with self._lock:
+            gates = list(self._gates)
+            self._armed.clear()
+        for gate in gates:
             gate.release()  # never leave a client hanging
         self._server.shutdown()
         self._server.server_close()
+        self._thread.join(timeout=30)
 
     def __enter__(self) -> RecordingProxy:
         return self.start()
@@ -106,26 +149,74 @@ class RecordingProxy:
     ) -> None:
         self.stop()
 
-    def events(self) -> list[ProxyEvent]:
+    def events(self, client: str | None = None) -> list[ProxyEvent]:
+        """Every recorded request in the store's order of answers (only ``client``'s, if given)."""
         with self._lock:
-            return list(self._events)
+            return [e for e in self._events if client is None or e.client == client]
 
-    def hold(self, match: Callable[[str, str], bool]) -> Gate:
+    def hold(self, match: Callable[[str, str], bool], *, client: str | None = None, once: bool = False) -> Gate:
         """Hold every request whose ``(method, path)`` matches until the gate is released."""
-        gate = Gate(match)
+        gate = Gate(match, client, once)
         with self._lock:
+            self._gates = [g for g in self._gates if not g.released]  # forget released ones
             self._gates.append(gate)
         return gate
 
-    def _gate_for(self, method: str, path: str) -> Gate | None:
-        with self._lock:
-            return next((g for g in self._gates if not g._open.is_set() and g.match(method, path)), None)
+    # ------------------------------------------------------------------ a client's next commit
 
-    def _record(self, method: str, target: str, status: int, body: bytes) -> None:
+    def arm(self, client: str) -> None:
+        """Hold ``client``'s next PUT of a commit file until ``release(client)``."""
+        gate = self.hold(_commit_put, client=client, once=True)
+        with self._lock:
+            earlier = self._armed.get(client)
+            self._armed[client] = gate
+        if earlier is not None and not earlier.arrived.is_set():
+            earlier.release()  # withdrawn: it must not take the PUT the new one is armed for
+
+    def wait_held(self, client: str, timeout: float) -> bool:
+        """True once the armed PUT of ``client`` is waiting in the proxy."""
+        with self._lock:
+            gate = self._armed.get(client)
+        return gate is not None and gate.arrived.wait(timeout)
+
+    def held_key(self, client: str) -> str:
+        """The key (``/bucket/...``, unquoted) of the PUT held for ``client``; "" if none."""
+        with self._lock:
+            gate = self._armed.get(client)
+        return unquote(gate.path) if gate else ""
+
+    def release(self, client: str) -> None:
+        """Let the held PUT through (a no-op when nothing was held); later PUTs pass freely."""
+        with self._lock:
+            gate = self._armed.pop(client, None)
+        if gate is not None:
+            gate.release()
+
+    # ------------------------------------------------------------------ the core
+
+    def _gate_for(self, client: str, method: str, path: str) -> Gate | None:
+        with self._lock:
+            gate = next((g for g in self._gates if g.takes(client, method, path)), None)
+            if gate is not None and not gate.arrived.is_set():
+                gate.path = path
+                gate.arrived.set()  # under the lock: a ``once`` gate takes one request only
+            return gate
+
+    def _record(
+        self, client: str, method: str, target: str, status: int, body: bytes, *, conditional: bool = False
+    ) -> None:
         path, _, query = target.partition("?")
         with self._lock:
             event = ProxyEvent(
-                len(self._events), method, path, query, status, hashlib.sha256(body).hexdigest(), len(body)
+                len(self._events),
+                method,
+                path,
+                query,
+                status,
+                hashlib.sha256(body).hexdigest(),
+                len(body),
+                client=client,
+                conditional=conditional,
             )
             self._events.append(event)
             # Observers run under the lock: their record is in the store's order of answers.
@@ -190,8 +281,12 @@ class RecordingProxy:
                     raise ValueError("bad Content-Length")
                 return self.rfile.read(length) if length else b""
 
+            def _client(self) -> str:
+                match = CREDENTIAL.search(self.headers.get("Authorization", ""))
+                return match.group(1) if match else ANONYMOUS
+
             def _handle(self) -> None:
-                method, target = self.command, self.path
+                method, target, client = self.command, self.path, self._client()
                 try:
                     body = self._body()
                 except ValueError:
@@ -200,16 +295,19 @@ class RecordingProxy:
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
                 if body or method in ("PUT", "POST"):
                     headers["Content-Length"] = str(len(body))
-                gate = proxy._gate_for(method, target.partition("?")[0])
+                conditional = "If-None-Match" in self.headers or "If-Match" in self.headers
+                gate = proxy._gate_for(client, method, target.partition("?")[0])
                 if gate is not None and not gate.wait(proxy._hold_timeout_s):
                     self._answer(503, [], b"held too long", close=False)
                     return
                 try:
                     status, resp_headers, data = proxy._forward(method, target, headers, body)
                 except OSError:
+                    # Recorded too: the client was told 502, and a reader of the record must know.
+                    proxy._record(client, method, target, 502, body, conditional=conditional)
                     self._answer(502, [], b"the object store did not answer", close=True)
                     return
-                proxy._record(method, target, status, body)
+                proxy._record(client, method, target, status, body, conditional=conditional)
                 self._answer(status, resp_headers, data, close=False, head=method == "HEAD")
 
             def _answer(self, status: int, headers: Headers, data: bytes, *, close: bool, head: bool = False) -> None:
@@ -226,7 +324,17 @@ class RecordingProxy:
                 if not head:
                     self.wfile.write(data)
 
-            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle  # noqa: N815 - http.server's names
+
+            def __getattr__(self, name: str) -> Any:
+                # Any other method: 405, recorded, never forwarded (http.server would answer 501).
+                if not name.startswith("do_"):
+                    raise AttributeError(name)
+                return self._refuse
+
+            def _refuse(self) -> None:
+                proxy._record(self._client(), self.command, self.path, 405, b"")
+                self._answer(405, [], b"method not allowed", close=True)  # its body is left unread
 
         return Handler
 
