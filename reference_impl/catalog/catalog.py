@@ -151,12 +151,16 @@ class ReferenceCatalog:
         if not _is_int(version) or version < 1:
             raise InvalidRequest(f"invalid version {version!r}")
         proposal = RatifiedCommit(version, staged_uri, inline_content, in_commit_timestamp)
-        check_commit(row.location, proposal)
+        self._check_proposal(row.location, proposal)
         published = latest_published_version
         # Nothing at or above the proposed version can be published yet.
         if published is not None and not (_is_int(published) and 0 <= published < version):
             raise InvalidRequest(f"invalid latest_published_version {published!r}")
         self._ratify(row.table_id, proposal, published)
+
+    def _check_proposal(self, location: str, proposal: RatifiedCommit) -> None:
+        """A well-formed proposal: a staged file of this version in this table's staging folder."""
+        check_commit(location, proposal)
 
     def _ratify(self, table_id: str, proposal: RatifiedCommit, published: int | None) -> None:
         """Check and record in one write transaction: exactly one proposal per version wins."""

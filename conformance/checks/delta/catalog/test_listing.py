@@ -8,11 +8,14 @@ from conformance.checks.delta.builders import CatalogDriver, ict_of
 from conformance.contract.delta import CommitConflict
 from conformance.observe.recording import RecordingCatalog
 
+LONG = 12  # the longest history of the listing checks: versions past 9 (issue 18)
+
 
 @pytest.mark.req("CAT-LIST-ASCENDING")
 def test_listing_is_ascending(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
     table = driver.new_table(table_name)
-    driver.commit_range(table, 1, 4)
+    # Multi-digit versions: a listing sorted as text (1, 10, 11, 12, 2, ...) only shows from v10 on.
+    driver.commit_range(table, 1, LONG)
     versions = [c.version for c in catalog.get_commits(table.table_id).commits]
     assert versions == sorted(versions), f"listed in the order {versions}"
 

@@ -6,7 +6,7 @@ from functools import partial
 
 import pytest
 
-from conformance.checks.delta.builders import CatalogDriver, ict_of
+from conformance.checks.delta.builders import CatalogDriver, ict_of, premise
 from conformance.contract.delta import CatalogError, CommitConflict
 from conformance.observe.recording import RecordingCatalog
 from conformance.observe.transcript import Transcript
@@ -21,8 +21,7 @@ def test_gap_is_refused(catalog: RecordingCatalog, driver: CatalogDriver, table_
     staged = driver.stage(table, 4)
     with pytest.raises(CatalogError):
         catalog.commit(table.table_id, 4, staged_uri=staged, in_commit_timestamp=ict_of(4))
-    listed = [c.version for c in catalog.get_commits(table.table_id).commits]
-    assert 4 not in listed, "version 4 was ratified although 3 was missing"
+    assert 4 not in driver.listing(table), "version 4 was ratified although 3 was missing"
     driver.propose(table, 3)  # the refused proposal changed nothing: v3 is still the next version
 
 
@@ -35,7 +34,7 @@ def test_second_proposal_for_a_version_conflicts(
     rival = driver.stage(table, 2)
     with pytest.raises(CommitConflict):
         catalog.commit(table.table_id, 2, staged_uri=rival, in_commit_timestamp=ict_of(2))
-    listed = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
+    listed = driver.listing(table)
     assert listed.get(2) == first, f"version 2 now points at {listed.get(2)}, not the first ratified {first}"
 
 
@@ -62,7 +61,8 @@ def test_concurrent_proposals_have_one_winner(
     proposers = lakecert.config.settings.race.proposers
     for round_no in range(lakecert.config.settings.race.repeats):
         version = round_no + 1
-        staged = [driver.stage(table, version) for _ in range(proposers)]
+        with premise("staging the rival proposals"):
+            staged = [driver.stage(table, version) for _ in range(proposers)]
         propose = partial(catalog.commit, table.table_id, version, in_commit_timestamp=ict_of(version))
         outcomes = race(
             [partial(propose, staged_uri=uri) for uri in staged], seed=seed + round_no, transcript=transcript
@@ -73,5 +73,5 @@ def test_concurrent_proposals_have_one_winner(
         assert all(isinstance(o.error, CommitConflict) for o in losers), (
             f"round {round_no}: losers got {[type(o.error).__name__ for o in losers]}, not conflicts"
         )
-        listed = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
+        listed = driver.listing(table)
         assert listed.get(version) == staged[winners[0]], f"round {round_no}: the listed commit is not the winner's"
