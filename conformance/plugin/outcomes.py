@@ -138,7 +138,7 @@ def decide(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo[N
         return Outcome.ERROR, f"skipped without a verified not-applicable answer: {reason}", []
     if exc is None:
         return Outcome.ERROR, str(report.longrepr)[:2000], []
-    if isinstance(exc, PremiseBroken) and report.when == "call":
+    if isinstance(exc, PremiseBroken) and report.when in ("setup", "call"):
         cause = exc.__cause__
         if cause is None or blames_product(cause):
             return Outcome.FAIL, f"premise broken: {exc}"[:2000], []

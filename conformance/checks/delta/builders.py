@@ -159,7 +159,9 @@ class CatalogDriver:
         versions = sorted(c.version for c in resp.commits)
         contiguous = versions == list(range(versions[0], versions[-1] + 1)) if versions else True
         if not contiguous or (versions and versions[-1] != resp.latest_version):
-            raise PremiseBroken(f"the listing {versions} is not a contiguous run ending at latest {resp.latest_version}")
+            raise PremiseBroken(
+                f"the listing {versions} is not a contiguous run ending at latest {resp.latest_version}"
+            )
         return {c.version: c.staged_uri for c in resp.commits}
 
     def publish(self, table: TableInfo, upto: int) -> None:

@@ -12,8 +12,10 @@ from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import not_applicable
 from reference_impl.catalog.catalog import ReferenceCatalog
-from reference_impl.delta.actions import InvalidCommitError, decode_commit
-from reference_impl.delta.client import ReferenceClient
+from conformance.checks.delta.writer.conftest import ahead_client
+from conformance.report.outcomes import Violation
+from conformance.run_context import RunContext
+from reference_impl.delta.actions import InvalidCommitError, decode_commit, in_commit_timestamp
 from reference_impl.delta.log_paths import delta_uri, parse_log_name, staged_dir
 
 
@@ -33,7 +35,8 @@ def test_staged_files_are_named_for_their_version(
     client: RecordingClient, ref_admin: ReferenceCatalog, transcript: Transcript, table_name: str
 ) -> None:
     client.create_table(table_name)
-    outcome = attempt(lambda: [client.append(table_name, [{"id": i, "value": "x"}]) for i in range(2)])
+    # Up to v11: a name padded as 19 zeros and the version is right only below 10.
+    outcome = attempt(lambda: [client.append(table_name, [{"id": i, "value": "x"}]) for i in range(11)])
     table = ref_admin.resolve(table_name)
     for version, uri in _staged_proposals(transcript, table.table_id):
         parsed = parse_log_name(uri)
@@ -54,27 +57,32 @@ def test_staged_files_have_the_published_format(
             raise AssertionError(f"v{version} staged file is not one JSON action per line: {e}") from e
 
 
-@pytest.mark.req("WRT-STAGED-NO-REUSE")
+@pytest.mark.req("WRT-STAGED-NO-REUSE", "WRT-ICT-MONOTONIC")
 def test_conflict_rewrites_the_commit_in_a_new_file(
+    lakecert: RunContext,
     ref_admin: ReferenceCatalog,
     client: RecordingClient,
     ref_catalog: RecordingCatalog,
-    suite_client: ReferenceClient,
+    suite_storage: Storage,
     transcript: Transcript,
     table_name: str,
+    seed: int,
 ) -> None:
     client.create_table(table_name)
     client.append(table_name, [{"id": 1, "value": "a"}])
+    # The rival's clock runs a day ahead: a retry that keeps the lost attempt's commitInfo (or
+    # stamps its own clock) goes back in time; one rebuilt on the new snapshot cannot.
+    rival_client = ahead_client(lakecert, transcript, suite_storage, seed)
     rival_done: list[int] = []
 
     def rival(table_id: str, version: int) -> None:
         # Schedule: the first proposal after this point loses to a rival commit of the same version.
         if not rival_done:
-            rival_done.append(suite_client.append(table_name, [{"id": 99, "value": "rival"}]))
+            rival_done.append(rival_client.append(table_name, [{"id": 99, "value": "rival"}]))
 
     transcript.notes["schedule"] = [
         "client: create, append(v1)",
-        "suite: append(v2) before client proposes",
+        "suite (clock a day ahead): append(v2) before client proposes",
         "client: append, proposal for v2 conflicts, retry",
     ]
     ref_catalog.before_commit.append(rival)
@@ -82,11 +90,27 @@ def test_conflict_rewrites_the_commit_in_a_new_file(
     table_id = ref_admin.resolve(table_name).table_id
     staged = _staged_proposals(transcript, table_id)
     uris = [uri for _, uri in staged]
-    assert len(uris) == len(set(uris)), f"a staged file was proposed twice: {staged}"
+    if len(uris) != len(set(uris)):
+        raise Violation("WRT-STAGED-NO-REUSE", f"a staged file was proposed twice: {staged}")
     for version, uri in staged:
         parsed = parse_log_name(uri)
-        assert parsed is not None and parsed.version == version, f"{uri} reused for version {version}"
+        if parsed is None or parsed.version != version:
+            raise Violation("WRT-STAGED-NO-REUSE", f"{uri} reused for version {version}")
     outcome.unwrap()
+    contents = [suite_storage.get(uri) for _, uri in staged[-2:]]
+    if len(contents) == 2 and contents[0] == contents[1]:
+        raise Violation("WRT-STAGED-NO-REUSE", "the retry re-proposed the lost attempt's bytes, not a rebuilt commit")
+    rival_ict = in_commit_timestamp(decode_commit(_content(ref_admin, suite_storage, table_id, 2)))
+    retry_ict = in_commit_timestamp(decode_commit(_content(ref_admin, suite_storage, table_id, 3)))
+    if not (isinstance(retry_ict, int) and isinstance(rival_ict, int) and retry_ict > rival_ict):
+        raise Violation(
+            "WRT-ICT-MONOTONIC", f"the retried v3 has inCommitTimestamp {retry_ict}, the rival v2 {rival_ict}"
+        )
+
+
+def _content(ref_admin: ReferenceCatalog, storage: Storage, table_id: str, version: int) -> bytes:
+    (commit,) = ref_admin.get_commits(table_id, version, version).commits
+    return commit.inline_content if commit.staged_uri is None else storage.get(commit.staged_uri)
 
 
 @pytest.mark.req("WRT-NO-FILESYSTEM-COMMIT")
