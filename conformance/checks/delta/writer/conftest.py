@@ -10,11 +10,11 @@ from conformance.checks.delta.builders import premise
 from conformance.checks.delta.evidence import ratified_content, table_commits
 from conformance.contract.delta import Storage, TableInfo
 from conformance.observe.recording import RecordingCatalog, RecordingClient
-from conformance.run_context import RunContext
-from reference_impl.delta.client import ReferenceClient, wall_clock_ms
 from conformance.observe.transcript import Transcript
+from conformance.run_context import RunContext
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.actions import Action
+from reference_impl.delta.client import ReferenceClient, wall_clock_ms
 
 APPENDS = 12
 DAY_MS = 86_400_000

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks.delta.writer.conftest import WrittenTable
-from conformance.checks.delta.writer.conftest import ahead_client
+from conformance.checks.delta.writer.conftest import WrittenTable, ahead_client
 from conformance.contract.delta import Storage
 from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript

@@ -6,15 +6,13 @@ import pytest
 
 from conformance.checks.delta.builders import LogBuilder, version0
 from conformance.checks.delta.evidence import attempt, client_writes, proposals
-from conformance.checks.delta.writer.conftest import WrittenTable
+from conformance.checks.delta.writer.conftest import WrittenTable, ahead_client
 from conformance.contract.delta import Storage
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
-from conformance.report.outcomes import not_applicable
-from reference_impl.catalog.catalog import ReferenceCatalog
-from conformance.checks.delta.writer.conftest import ahead_client
-from conformance.report.outcomes import Violation
+from conformance.report.outcomes import Violation, not_applicable
 from conformance.run_context import RunContext
+from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.actions import InvalidCommitError, decode_commit, in_commit_timestamp
 from reference_impl.delta.log_paths import delta_uri, parse_log_name, staged_dir
 
