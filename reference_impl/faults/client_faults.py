@@ -469,3 +469,36 @@ class PublishTextOrder(ReferenceClient):
 class CompactionEndExclusive(ReferenceClient):
     def _compaction_allowed(self, seg: LogSegment, start: int, end: int) -> bool:
         return 0 <= start <= end and all(v in seg.published for v in range(start, end))
+
+
+class _ClampingReader(LogReader):
+    def snapshot(self, table_id: str, location: str, version: int | None = None) -> Snapshot:
+        seg = self.segment(table_id, location)
+        return self.snapshot_of(seg, None if version is not None and version > seg.latest_version else version)
+
+
+@fault(
+    "clamp-version-above-latest",
+    "client",
+    ("RDR-IGNORE-ABOVE-LATEST",),
+    "A read as of a version above the catalog's latest answers the latest version instead of failing.",
+)
+class ClampVersionAboveLatest(ReferenceClient):
+    reader_class = _ClampingReader
+
+
+class _EngineTimestampReader(LogReader):
+    def _commit_timestamp(self, ref: CommitRef, actions: list[Action]) -> int:
+        info = act.commit_info(actions) or {}
+        stamp = info.get("timestamp")
+        return stamp if isinstance(stamp, int) else super()._commit_timestamp(ref, actions)
+
+
+@fault(
+    "commitinfo-timestamp-time-travel",
+    "client",
+    ("RDR-TIME-TRAVEL-ICT",),
+    "Time travel by timestamp uses commitInfo.timestamp instead of the in-commit timestamp.",
+)
+class CommitInfoTimestampTimeTravel(ReferenceClient):
+    reader_class = _EngineTimestampReader
