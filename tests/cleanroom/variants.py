@@ -652,8 +652,8 @@ _MALFORMED = ("CAT-RATIFY-SEQUENTIAL", "CAT-RATIFY-ONCE", "CAT-LIST-RATIFIED-ONL
 
 VARIANTS: list[Variant] = [
     Variant(FirstCommitOverGap, _CAT, "MUST", "CAT-RATIFY-SEQUENTIAL", ("CAT-RATIFY-SEQUENTIAL",)),
-    Variant(StagedNameOtherVersion, _CAT, "MUST", "RFC Delta Log Entries (staged version authoritative)", _MALFORMED),
-    Variant(StagedPathEscapes, _CAT, "MUST", "RFC Terminology - Commits (staged commit location)", _MALFORMED),
+    Variant(StagedNameOtherVersion, _CAT, "MUST", "CAT-STAGED-VERSION", ("CAT-STAGED-VERSION", *_MALFORMED)),
+    Variant(StagedPathEscapes, _CAT, "MUST", "CAT-STAGED-IN-TABLE", ("CAT-STAGED-IN-TABLE", *_MALFORMED)),
     Variant(ListRangeOffByOne, _CAT, "MUST", "CAT-LIST-RANGE", ("CAT-LIST-RANGE",)),
     Variant(ListDropsLatest, _CAT, "MUST", "CAT-LIST-CONTIGUOUS", ("CAT-LIST-CONTIGUOUS",)),
     Variant(ListTextOrder, _CAT, "SHOULD", "CAT-LIST-ASCENDING", ("CAT-LIST-ASCENDING",)),

@@ -121,6 +121,21 @@ def expected_rows(versions: range | list[int], values: dict[int, str] | None = N
     return [{"id": v, "value": values.get(v, f"v{v}")} for v in versions if v > 0]
 
 
+def check_listing_complete(catalog: Catalog, table_id: str, listed: set[int], start: int, latest: int) -> None:
+    """Premise of checks that read the listing as evidence about another rule: the listing from
+    ``start`` to the latest leaves out no commit that the catalog still serves when asked for it
+    alone (a listing of [v, v + 1]). Such a gap is a listing fault, judged by the listing checks
+    (CAT-LIST-CONTIGUOUS, CAT-LIST-RANGE); it is not evidence that the commit was lost or never
+    ratified, so the check's own rule is not blamed."""
+    for version in range(max(start, 1), latest + 1):
+        if version in listed:
+            continue
+        with premise(f"listing v{version} alone"):
+            probe = catalog.get_commits(table_id, version, version + 1)
+        if any(c.version == version for c in probe.commits):
+            raise PremiseBroken(f"the catalog serves v{version} alone, but a listing up to the latest leaves it out")
+
+
 @dataclass
 class CatalogDriver:
     """Drives a catalog the way a well-behaved client would: create, stage, propose."""
@@ -152,17 +167,12 @@ class CatalogDriver:
 
     def listing(self, table: TableInfo, start: int | None = None) -> dict[int, str | None]:
         """Version -> staged URI of the listing from ``start``, for checks that use the listing as
-        evidence about another rule: a listing that does not end at the latest version, or has
-        gaps, breaks their premise (CAT-LIST-CONTIGUOUS / CAT-LIST-LATEST judge it)."""
+        evidence about another rule (see ``check_listing_complete``)."""
         with premise("listing the ratified commits"):
             resp = self.catalog.get_commits(table.table_id, start, None)
-        versions = sorted(c.version for c in resp.commits)
-        contiguous = versions == list(range(versions[0], versions[-1] + 1)) if versions else True
-        if not contiguous or (versions and versions[-1] != resp.latest_version):
-            raise PremiseBroken(
-                f"the listing {versions} is not a contiguous run ending at latest {resp.latest_version}"
-            )
-        return {c.version: c.staged_uri for c in resp.commits}
+        listed = {c.version: c.staged_uri for c in resp.commits}
+        check_listing_complete(self.catalog, table.table_id, set(listed), start or 0, resp.latest_version)
+        return listed
 
     def publish(self, table: TableInfo, upto: int) -> None:
         """Publish every listed commit up to ``upto`` (copy to ``_delta_log/<v>.json``), then tell the catalog."""

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from conformance.checks.delta.builders import CatalogDriver, ict_of
+from conformance.checks.delta.builders import CatalogDriver, check_listing_complete, ict_of
 from conformance.contract.delta import CatalogError, CommitConflict
 from conformance.model.catalog_model import CatalogModel
 from conformance.observe.recording import RecordingCatalog
@@ -75,6 +75,8 @@ def machine(catalog: RecordingCatalog, driver: CatalogDriver, name: str) -> type
             listed = {c.version: c.staged_uri for c in resp.commits}
             if resp.latest_version != self.model.latest:
                 raise Violation("CAT-LIST-LATEST", f"latest {resp.latest_version}, the model says {self.model.latest}")
+            if end is None or end >= resp.latest_version:
+                check_listing_complete(catalog, self.table.table_id, set(listed), start, resp.latest_version)
             for v, uri in self.model.must_list(start, end).items():
                 if listed.get(v) != uri:
                     raise Violation("CAT-RETAIN-UNPUBLISHED", f"[{start}, {end}]: unpublished v{v} missing or changed")

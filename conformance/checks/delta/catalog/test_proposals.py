@@ -26,24 +26,31 @@ def _refused(catalog: RecordingCatalog, table: TableInfo, version: int, staged_u
     return None
 
 
-def _unchanged(catalog: RecordingCatalog, driver: CatalogDriver, table: TableInfo, latest: int, what: str) -> None:
-    """After a refusal: the latest version is the same and the next version can still be ratified."""
-    resp = catalog.get_commits(table.table_id)
-    assert resp.latest_version == latest, f"{what}: refused, yet the latest version became {resp.latest_version}"
-    with premise(f"ratifying the well-formed v{latest + 1} after the refusal"):
-        driver.propose(table, latest + 1)
+def _latest(catalog: RecordingCatalog, table: TableInfo) -> int:
+    return catalog.get_commits(table.table_id).latest_version
+
+
+def _unchanged(
+    catalog: RecordingCatalog, driver: CatalogDriver, table: TableInfo, reported: int, next_version: int, what: str
+) -> None:
+    """After a refusal: the catalog reports the latest version it reported before the proposal
+    (whether that is right is CAT-LIST-LATEST's business), and the next version is still free."""
+    after = _latest(catalog, table)
+    assert after == reported, f"{what}: the latest version went from {reported} to {after}"
+    with premise(f"ratifying the well-formed v{next_version} after the refusal"):
+        driver.propose(table, next_version)
 
 
 @pytest.mark.req("CAT-RATIFY-SEQUENTIAL")
 def test_first_commit_over_a_gap_is_refused(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
     # Right after creation: a "first commit" path that skips the gap test (seen in a real catalog).
     table = driver.new_table(table_name)
+    reported = _latest(catalog, table)
     for version in (3, 2):
         staged = driver.stage(table, version)
         assert _refused(catalog, table, version, staged) is not None, f"v{version} ratified on a table at v0"
-        latest = catalog.get_commits(table.table_id).latest_version
-        assert latest == 0, f"v{version} refused over a gap, yet the latest version is {latest}"
-    _unchanged(catalog, driver, table, 0, "v3 over a gap")
+        assert version not in [c.version for c in catalog.get_commits(table.table_id).commits], f"v{version} listed"
+    _unchanged(catalog, driver, table, reported, 1, "v3 and v2 over a gap")
 
 
 @pytest.mark.req("CAT-RATIFY-ONCE")
@@ -55,6 +62,8 @@ def test_published_and_forgotten_version_is_not_ratified_again(
     driver.commit_range(table, 1, 11)
     with premise("recording publication up to v11"):
         driver.publish(table, 11)
+        after = catalog.get_commits(table.table_id).latest_version
+        assert after == 11, f"after publication the latest version is {after}, not 11 (CAT-LIST-LATEST judges it)"
     for version in (10, 1):
         rival = driver.stage(table, version)
         error = _refused(catalog, table, version, rival)
@@ -72,6 +81,7 @@ def test_staged_file_of_another_version_is_refused(
 ) -> None:
     table = driver.new_table(table_name)
     driver.commit_range(table, 1, 9)
+    reported = _latest(catalog, table)
     log = LogBuilder(driver.storage, table.location)
     # A real staged file whose name says v12 (a commit attempt for 12, RFC note), proposed as v10;
     # and one whose name says v1 (an old attempt) proposed as v10.
@@ -80,7 +90,7 @@ def test_staged_file_of_another_version_is_refused(
         _refused(catalog, table, 10, uri)  # judged by its effect: how it refuses is the catalog's business
         listed = driver.listing(table)
         assert 10 not in listed, f"{uri} (a commit attempt for v{named}) was ratified as v10"
-    _unchanged(catalog, driver, table, 9, "a staged file of another version")
+    _unchanged(catalog, driver, table, reported, 10, "a staged file of another version")
 
 
 @pytest.mark.req("CAT-STAGED-IN-TABLE")
@@ -90,6 +100,7 @@ def test_staged_file_outside_the_staging_folder_is_refused(
     table = driver.new_table(table_name)
     other = driver.new_table(f"{table_name}_other")
     driver.commit_range(table, 1, 2)
+    reported = _latest(catalog, table)
     content = LogBuilder(driver.storage, table.location).data_commit(3)
     name = f"{3:020d}.{new_uuid()}.json"
     escaped = f"{table.location}/outside/{name}"
@@ -107,4 +118,4 @@ def test_staged_file_outside_the_staging_folder_is_refused(
         _refused(catalog, table, 3, proposed)
         listed = driver.listing(table)
         assert 3 not in listed, f"{proposed} (outside the table's _staged_commits/) was ratified as v3"
-    _unchanged(catalog, driver, table, 2, "a staged path outside _staged_commits/")
+    _unchanged(catalog, driver, table, reported, 3, "a staged path outside _staged_commits/")

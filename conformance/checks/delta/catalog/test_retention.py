@@ -52,6 +52,6 @@ def test_inline_content_is_served_byte_for_byte(
         not_applicable("the catalog does not host inline commits (verified: nothing changed)")
     with premise("ratifying inline v2 after inline v1"):
         catalog.commit(table.table_id, 2, inline_content=log.data_commit(2), in_commit_timestamp=ict_of(2))
-    served = {c.version: c.inline_content for c in catalog.get_commits(table.table_id, 1, 1).commits}
+    served = {c.version: c.inline_content for c in catalog.get_commits(table.table_id, 1).commits}
     if served.get(1) != content:
         raise Violation("CAT-RETAIN-UNPUBLISHED", f"ratified inline v1 served as {served.get(1)!r}, not as ratified")
