@@ -72,6 +72,7 @@ def test_in_commit_timestamps_pass_a_writer_whose_clock_is_ahead(
     for version in sorted(commits):
         c = commits[version]
         content = c.inline_content if c.staged_uri is None else suite_storage.get(c.staged_uri)
+        assert content is not None, f"v{version} has neither a staged file nor inline content"
         ict = (commit_info(decode_commit(content)) or {}).get("inCommitTimestamp")
         assert isinstance(ict, int) and not isinstance(ict, bool), f"v{version} has inCommitTimestamp={ict!r}"
         if previous is not None:

@@ -108,7 +108,10 @@ def test_conflict_rewrites_the_commit_in_a_new_file(
 
 def _content(ref_admin: ReferenceCatalog, storage: Storage, table_id: str, version: int) -> bytes:
     (commit,) = ref_admin.get_commits(table_id, version, version).commits
-    return commit.inline_content if commit.staged_uri is None else storage.get(commit.staged_uri)
+    if commit.staged_uri is not None:
+        return storage.get(commit.staged_uri)
+    assert commit.inline_content is not None, f"v{version} has neither a staged file nor inline content"
+    return commit.inline_content
 
 
 @pytest.mark.req("WRT-NO-FILESYSTEM-COMMIT")
