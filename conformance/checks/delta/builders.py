@@ -121,13 +121,20 @@ def expected_rows(versions: range | list[int], values: dict[int, str] | None = N
     return [{"id": v, "value": values.get(v, f"v{v}")} for v in versions if v > 0]
 
 
-def check_listing_complete(catalog: Catalog, table_id: str, listed: set[int], start: int, latest: int) -> None:
-    """Premise of checks that read the listing as evidence about another rule: the listing from
-    ``start`` to the latest leaves out no commit that the catalog still serves when asked for it
-    alone (a listing of [v, v + 1]). Such a gap is a listing fault, judged by the listing checks
-    (CAT-LIST-CONTIGUOUS, CAT-LIST-RANGE); it is not evidence that the commit was lost or never
-    ratified, so the check's own rule is not blamed."""
-    for version in range(max(start, 1), latest + 1):
+def check_listing_complete(
+    catalog: Catalog, table_id: str, listed: set[int], start: int, latest: int, published: int
+) -> None:
+    """Premise of checks that read the listing as evidence about another rule.
+
+    A listing from ``start`` up to the latest must reach the latest version the same response
+    reports (unless that version was published, ``published`` being the mark the suite recorded),
+    and must leave out no commit that the catalog serves when asked for it alone (a listing of
+    [v, v + 1]). Either gap is a listing fault, judged by the listing checks (CAT-LIST-CONTIGUOUS,
+    CAT-LIST-RANGE) and not evidence that the commit was lost or never ratified, so the check's
+    own rule is not blamed."""
+    if latest > max(published, start - 1, 0) and latest not in listed:
+        raise PremiseBroken(f"the listing does not reach v{latest}, the latest version it reports")
+    for version in range(max(start, published + 1, 1), latest + 1):
         if version in listed:
             continue
         with premise(f"listing v{version} alone"):
@@ -142,6 +149,7 @@ class CatalogDriver:
 
     catalog: Catalog
     storage: Storage
+    published: dict[str, int] = field(default_factory=dict)  # table id -> publication mark recorded
 
     def new_table(self, name: str) -> TableInfo:
         with premise("creating a table (staging location, version 0, registration)"):
@@ -171,7 +179,8 @@ class CatalogDriver:
         with premise("listing the ratified commits"):
             resp = self.catalog.get_commits(table.table_id, start, None)
         listed = {c.version: c.staged_uri for c in resp.commits}
-        check_listing_complete(self.catalog, table.table_id, set(listed), start or 0, resp.latest_version)
+        mark = self.published.get(table.table_id, 0)
+        check_listing_complete(self.catalog, table.table_id, set(listed), start or 0, resp.latest_version, mark)
         return listed
 
     def publish(self, table: TableInfo, upto: int) -> None:
@@ -182,3 +191,4 @@ class CatalogDriver:
             if content is not None and not self.storage.exists(uri):
                 self.storage.put(uri, content, if_absent=True)
         self.catalog.mark_published(table.table_id, upto)
+        self.published[table.table_id] = max(upto, self.published.get(table.table_id, 0))
