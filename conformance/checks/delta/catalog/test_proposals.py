@@ -59,8 +59,10 @@ def test_published_and_forgotten_version_is_not_ratified_again(
 ) -> None:
     # A catalog may drop published commits; the versions stay taken (the RFC's "at most once").
     table = driver.new_table(table_name)
-    driver.commit_range(table, 1, 11)
-    with premise("recording publication up to v11"):
+    driver.commit_range(table, 1, 9)
+    with premise("recording publication up to v9, then v11"):
+        driver.publish(table, 9)  # no more than 10 unpublished at once (Unity Catalog refuses more)
+        driver.commit_range(table, 10, 11)
         driver.publish(table, 11)
         after = catalog.get_commits(table.table_id).latest_version
         assert after == 11, f"after publication the latest version is {after}, not 11 (CAT-LIST-LATEST judges it)"
