@@ -65,7 +65,9 @@ def _outcome(target: str, expected: tuple[str, ...], out: Path) -> VariantOutcom
     code, res = run_target(target, out / target.replace(":", "_"))
     caught = tuple(sorted(rid for rid, r in res["requirements"].items() if r["status"] in ("FAIL", "WARN")))
     checks = tuple(r["test"] for r in res["results"])
-    flagged = tuple(r["test"] for r in res["results"] if r["status"] in ("FAIL", "WARN"))
+    flagged = tuple(
+        r["test"] for r in res["results"] if r["status"] in ("FAIL", "WARN") and not r.get("premise_broken")
+    )
     return VariantOutcome(target, expected, caught, res["verdict"], code, checks, flagged)
 
 

@@ -12,7 +12,6 @@ from reference_impl.delta.client import ReferenceClient
 from reference_impl.delta_conflicts import DeltaModelEngine
 from reference_impl.faults.registry import Fault
 from reference_impl.iceberg import ModelEngine
-from reference_impl.iceberg_rest.endpoint import start_reference
 
 VERSION = "lakecert-reference-0.1"
 
@@ -56,6 +55,8 @@ class ReferenceTarget:
 
     def make_iceberg_catalog(self, env: TargetEnv) -> RestCatalogEndpoint:
         """The reference Iceberg REST catalog, or its faulty variant, served for this run."""
+        from reference_impl.iceberg_rest.endpoint import start_reference  # the iceberg extra: only when asked
+
         faulty = self.fault.cls if self.fault and self.fault.side == "iceberg-catalog" else None
         return start_reference(env, faulty)  # type: ignore[arg-type]
 

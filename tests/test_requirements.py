@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conformance.requirements import load_all, profiles
+import pytest
+
+from conformance.requirements import RequirementError, load_all, profiles
 from conformance.requirements.coverage import checks_by_requirement
 from conformance.requirements.docs import render
 from reference_impl.faults.registry import all_faults
@@ -68,3 +70,44 @@ def test_iceberg_sections_exist_in_the_model_spec() -> None:
         for part in r.section.split(";"):
             name = part.split("(")[0].strip().lower()
             assert any(h.startswith(name) for h in headings), f"{r.id}: no section {part.strip()!r} in the model spec"
+
+
+def test_every_must_and_should_lists_its_violations() -> None:
+    """Issue 18: the negative space of every rule, as data (``violations:`` in the YAML)."""
+    missing = [
+        r.id for r in load_all().values() if r.level in ("MUST", "SHOULD") and not r.untestable and not r.violations
+    ]
+    assert not missing, f"MUST/SHOULD requirements without `violations:`: {missing}"
+
+
+def test_every_listed_violation_names_a_check_of_its_requirement() -> None:
+    """A listed way to break a rule names only checks that exist and are marked with the rule."""
+    covered = {rid: {c.split("::")[-1] for c in checks} for rid, checks in checks_by_requirement().items()}
+    unseen = [
+        f"{r.id}: {b.way!r} -> {c}"
+        for r in load_all().values()
+        for b in r.violations
+        for c in b.checks
+        if c not in covered.get(r.id, set())
+    ]
+    assert not unseen, "violations naming no check of their requirement:\n" + "\n".join(unseen)
+
+
+def test_the_loader_refuses_malformed_violations(tmp_path: Path) -> None:
+    entry = (
+        "spec: {name: s, revision: r, url: u}\n"
+        "requirements:\n"
+        "  - {id: X-Y, level: MUST, binds: catalog, profile: p, section: s, statement: s., violations: %s}\n"
+    )
+    for bad in (
+        "[]",
+        "[{way: w}]",
+        "[{way: '', checks: [test_a]}]",
+        "[{way: w, checks: [a]}]",
+        "[{way: w, checks: []}]",
+    ):
+        (tmp_path / "x.yaml").write_text(entry % bad)
+        with pytest.raises(RequirementError):
+            load_all.__wrapped__(tmp_path)
+    (tmp_path / "x.yaml").write_text(entry % "[{way: w, checks: [test_a]}]")
+    assert load_all.__wrapped__(tmp_path)["X-Y"].violations[0].checks == ("test_a",)

@@ -17,7 +17,13 @@ from reference_impl.server.runner import ServerProcess
 from tests.helpers import lakecert, results
 from tests.tooling.server import served
 
-CATALOG_FAULTS = [f for f in all_faults().values() if f.side == "catalog"]
+# Faults of the in-process catalog that UC's API cannot carry to it, with the reason.
+NOT_ON_THE_WIRE = {
+    # The API sends a staged commit's file name, not a path: the server itself puts it in the
+    # table's _staged_commits/ and refuses names with separators (".."), before the catalog runs.
+    "staged-any-path",
+}
+CATALOG_FAULTS = [f for f in all_faults().values() if f.side == "catalog" and f.name not in NOT_ON_THE_WIRE]
 # A smaller budget for the generated schedules, the same for both runs of a variant.
 BUDGET = {"model": {"examples": 6, "steps": 12}}
 

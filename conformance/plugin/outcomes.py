@@ -8,6 +8,10 @@
   assertion, a contract error, an exception from the target's own code, an exception lakecert raised
   while interpreting what the target answered or left in storage (a malformed answer, a missing
   file), and flaky product behaviour (hypothesis saw the same steps give different answers).
+- FAIL with a broken premise: a set-up step the check relies on but does not judge failed because of
+  the product (``builders.premise``, ``PremiseBroken``): the message says "premise broken: ...",
+  ``violated`` is empty and ``premise_broken`` is set, so no requirement of the check is blamed,
+  yet the profile is not certified (the product misbehaved; docs/results.md "Who is wrong").
 - ERROR: lakecert itself or the environment broke (a bug in the suite's machinery, a deadline, a
   target that could not be built or reached), so nothing is known about the product.
 """
@@ -25,7 +29,14 @@ import pytest
 from conformance.contract.target import TargetUnavailable
 from conformance.observe.deadline import DeadlineExceeded
 from conformance.plugin.selection import req_ids
-from conformance.report.outcomes import PRODUCT_FAULTS, NotApplicable, Outcome, SuiteError, Violation
+from conformance.report.outcomes import (
+    PRODUCT_FAULTS,
+    NotApplicable,
+    Outcome,
+    PremiseBroken,
+    SuiteError,
+    Violation,
+)
 from conformance.requirements import load_all
 from conformance.run_context import RunContext, TargetBuildError
 
@@ -46,6 +57,7 @@ class CheckState:
     violated: list[str] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)
     reproducer: str | None = None
+    premise_broken: bool = False
 
 
 CHECK_KEY = pytest.StashKey[CheckState]()
@@ -126,11 +138,17 @@ def decide(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo[N
         return Outcome.ERROR, f"skipped without a verified not-applicable answer: {reason}", []
     if exc is None:
         return Outcome.ERROR, str(report.longrepr)[:2000], []
+    if isinstance(exc, PremiseBroken) and report.when in ("setup", "call"):
+        cause = exc.__cause__
+        if cause is None or blames_product(cause):
+            return Outcome.FAIL, f"premise broken: {exc}"[:2000], []
+        exc = cause  # the suite broke while setting up: judged like any other exception
     message = message_of(exc, ids)
     if report.when == "teardown" or not blames_product(exc):
         return Outcome.ERROR, message, []
     rid = exc.requirement if isinstance(exc, Violation) else None
-    violated = [rid] if rid in ids else []
+    # A check of one rule that fails has broken that rule; one of several names it with Violation.
+    violated = [rid] if rid in ids else (ids if len(ids) == 1 else [])
     status = Outcome.FAIL if "MUST" in _levels(violated or ids) else Outcome.WARN
     return status, message, violated
 
@@ -144,6 +162,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
         # The first phase that did not pass decides; a teardown failure turns a pass into ERROR.
         state.status, state.message, state.violated = decide(item, report, call)
         exc = call.excinfo.value if call.excinfo is not None else None
+        state.premise_broken = state.status is Outcome.FAIL and state.message.startswith("premise broken: ")
         # Hypothesis puts the shrunk schedule ("Falsifying example: ...") in the exception's notes.
         state.steps = list(getattr(exc, "__notes__", []))
     elif report.when == "call" and report.passed:

@@ -133,6 +133,7 @@ def record(item: pytest.Item, state: CheckState) -> None:
             _elapsed(state),
             state.reproducer,
             state.violated,
+            state.premise_broken,
         )
     )
 

@@ -53,6 +53,14 @@ class Violation(AssertionError):
         self.requirement = requirement
 
 
+class PremiseBroken(Exception):
+    """A set-up step a check relies on but does not judge went wrong (``builders.premise``).
+
+    Its ``__cause__`` says who is wrong: about the product, the check FAILs with "premise broken:"
+    charged to none of its requirements (it still blocks certification); about the suite, ERROR.
+    """
+
+
 class NotApplicable(pytest.skip.Exception):  # type: ignore[misc,name-defined]
     """The only skip that means NOT_APPLICABLE; any other skip of a check is an ERROR."""
 

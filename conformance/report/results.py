@@ -22,10 +22,13 @@ class CheckResult:
     duration_s: float = 0.0
     reproducer: str | None = None
     violated: list[str] = field(default_factory=list)  # for FAIL/WARN: the requirements actually broken
+    premise_broken: bool = False  # FAIL because a set-up step the check does not judge went wrong
 
     @property
     def judged(self) -> list[str]:
-        """The requirements this result speaks for."""
+        """The requirements this result speaks for (none when its premise was broken)."""
+        if self.premise_broken:
+            return []
         return self.violated if self.status in (Outcome.FAIL, Outcome.WARN) and self.violated else self.requirements
 
     def to_json(self) -> dict[str, Any]:
@@ -37,6 +40,7 @@ class CheckResult:
             "duration_s": round(self.duration_s, 4),
             "reproducer": self.reproducer,
             "violated": self.violated,
+            "premise_broken": self.premise_broken,
         }
 
 
@@ -100,6 +104,10 @@ class RunSummary:
             return False
         statuses = [self.statuses[r.id] for r in reqs]
         if any(s in (Outcome.FAIL, Outcome.ERROR) for s in statuses):
+            return False
+        # A broken premise blames no rule, but the product misbehaved in the profile's checks.
+        ids = {r.id for r in reqs}
+        if any(r.premise_broken and ids & set(r.requirements) for r in self.results):
             return False
         # Every MUST must be shown to hold (or verified not to apply); nothing passes vacuously.
         musts = [self.statuses[r.id] for r in reqs if r.level == "MUST" and not r.untestable]

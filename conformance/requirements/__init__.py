@@ -24,6 +24,14 @@ class Spec:
 
 
 @dataclass(frozen=True)
+class Breach:
+    """One way an implementation can break a requirement, and the checks that see it (issue 18)."""
+
+    way: str
+    checks: tuple[str, ...]  # check function names (``test_...``) marked with the requirement
+
+
+@dataclass(frozen=True)
 class Requirement:
     id: str
     level: Level
@@ -33,6 +41,7 @@ class Requirement:
     statement: str
     spec: Spec
     untestable: str | None = None
+    violations: tuple[Breach, ...] = ()
 
     @property
     def link(self) -> str:
@@ -46,16 +55,34 @@ class RequirementError(ValueError):
     """The catalog itself is malformed."""
 
 
+def _breaches(path: Path, rid: object, raw: object) -> tuple[Breach, ...]:
+    """``violations:``: a list of ``{way: <text>, checks: [<check name>, ...]}``."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not raw:
+        raise RequirementError(f"{path.name}: {rid!r}: violations must be a non-empty list")
+    out = []
+    for item in raw:
+        ok = isinstance(item, dict) and set(item) == {"way", "checks"}
+        way, checks = (item.get("way"), item.get("checks")) if isinstance(item, dict) else (None, None)
+        ok = ok and isinstance(way, str) and bool(way.strip()) and isinstance(checks, list) and bool(checks)
+        if not ok or not all(isinstance(c, str) and c.startswith("test_") for c in checks or []):
+            raise RequirementError(f"{path.name}: {rid!r}: bad violation {item!r}")
+        out.append(Breach(str(way), tuple(checks or [])))
+    return tuple(out)
+
+
 def _parse(path: Path) -> list[Requirement]:
     doc = yaml.safe_load(path.read_text())
     s = doc["spec"]
     spec = Spec(path.stem, s["name"], s["revision"], s["url"])
     out = []
     for raw in doc["requirements"]:
-        unknown = set(raw) - {"id", "level", "binds", "profile", "section", "statement", "untestable"}
+        unknown = set(raw) - {"id", "level", "binds", "profile", "section", "statement", "untestable", "violations"}
         if unknown or raw.get("level") not in LEVELS or raw.get("binds") not in BINDS:
             raise RequirementError(f"{path.name}: bad entry {raw.get('id')!r}")
-        out.append(Requirement(spec=spec, **raw))
+        fields = {k: v for k, v in raw.items() if k != "violations"}
+        out.append(Requirement(spec=spec, violations=_breaches(path, raw.get("id"), raw.get("violations")), **fields))
     return out
 
 

@@ -40,6 +40,13 @@ def render() -> str:
             faults = ", ".join(f"`{n}`" for n in caught_by.get(r.id, [])) or "-"
             lines.append(f"| {r.id} | {r.level} | {r.binds} | {r.section} | {r.statement} | {cov} | {faults} |")
         lines.append("")
+        broken = [r for r in rs if r.violations]
+        if broken:
+            lines += [f"### How the rules of `{profile}` can be broken", ""]
+            for r in broken:
+                lines.append(f"- **{r.id}**")
+                lines += [f"  - {b.way}: " + ", ".join(f"`{c}`" for c in b.checks) for b in r.violations]
+            lines.append("")
     return "\n".join(lines)
 
 

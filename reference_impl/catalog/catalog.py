@@ -181,7 +181,7 @@ class ReferenceCatalog:
         if not _is_int(version) or version < 1:
             raise InvalidRequest(f"invalid version {version!r}")
         proposal = RatifiedCommit(version, staged_uri, inline_content, in_commit_timestamp)
-        check_commit(row.location, proposal)
+        self._check_proposal(row.location, proposal)
         published = latest_published_version
         # Nothing at or above the proposed version can be published yet.
         if published is not None and not (_is_int(published) and 0 <= published < version):
@@ -190,6 +190,10 @@ class ReferenceCatalog:
         if staged_uri is not None and content is None and self._storage is not None:
             content = self._read_staged(row.location, staged_uri)  # outside the transaction: I/O
         self._ratify(row.table_id, proposal, published, content)
+
+    def _check_proposal(self, location: str, proposal: RatifiedCommit) -> None:
+        """A well-formed proposal: a staged file of this version in this table's staging folder."""
+        check_commit(location, proposal)
 
     def _read_staged(self, location: str, staged_uri: str) -> bytes:
         try:

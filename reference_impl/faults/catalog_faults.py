@@ -17,7 +17,7 @@ from conformance.contract.delta import (
     Storage,
     TableInfo,
 )
-from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.catalog.catalog import ReferenceCatalog, check_commit, staged_dir_uri
 from reference_impl.catalog.store import TableRow, Tx
 from reference_impl.faults.base import fault
 from reference_impl.storage.commit_file import DEFAULT_READ_LIMITS, ReadLimits
@@ -101,7 +101,8 @@ class ForgetUnpublished(ReferenceCatalog):
 @fault(
     "mutate-inline",
     "catalog",
-    breaks=("CAT-INLINE-COMMITS",),
+    # Hosting inline commits is a MAY, but an accepted one is ratified: CAT-RETAIN-UNPUBLISHED binds.
+    breaks=("CAT-RETAIN-UNPUBLISHED",),
     description="Serves inline commit content altered (trailing newline stripped or added).",
 )
 class MutateInline(ReferenceCatalog):
@@ -281,3 +282,67 @@ class BadMaintenancePolicy(ReferenceCatalog):
     def maintenance_policy(self, table_id: str) -> MaintenancePolicy:
         policy = super().maintenance_policy(table_id)
         return MaintenancePolicy(allowed=policy.allowed | {"optimize-everything"})
+
+
+@fault(
+    "first-commit-over-gap",
+    "catalog",
+    breaks=("CAT-RATIFY-SEQUENTIAL",),
+    description="The first commit after creation skips the gap test: v3 is ratified on a table at v0.",
+)
+class FirstCommitOverGap(ReferenceCatalog):
+    def _check_version(self, latest: int, version: int) -> None:
+        if latest > 0:
+            super()._check_version(latest, version)
+
+
+@fault(
+    "reratify-forgotten",
+    "catalog",
+    breaks=("CAT-RATIFY-ONCE",),
+    description="A version published and dropped from the catalog can be ratified again (taken = stored).",
+)
+class ReratifyForgotten(ReferenceCatalog):
+    def _ratify(
+        self, table_id: str, proposal: RatifiedCommit, published: int | None, content: bytes | None = None
+    ) -> None:
+        with self._store.write() as tx:
+            row = tx.table(table_id)
+            assert row is not None
+            if proposal.version in {c.version for c in tx.commits(table_id)}:
+                raise CommitConflict("taken", latest_version=row.latest_version)
+            if proposal.version > row.latest_version + 1:
+                raise CommitRejected("gap")
+            tx.insert_commit(table_id, proposal, replace=True)
+            if proposal.staged_uri is not None and content is not None:
+                tx.bind_content(table_id, proposal.version, content)
+            tx.raise_latest(table_id, proposal.version)
+
+
+@fault(
+    "staged-any-version",
+    "catalog",
+    breaks=("CAT-STAGED-VERSION",),
+    description="Checks the staging folder of a staged proposal but not the version in its file name.",
+)
+class StagedAnyVersion(ReferenceCatalog):
+    def _check_proposal(self, location: str, proposal: RatifiedCommit) -> None:
+        uri = proposal.staged_uri
+        if uri is not None and uri.startswith(staged_dir_uri(location)):
+            name = uri.rsplit("/", 1)[-1]
+            uri = uri[: -len(name)] + f"{proposal.version:020d}" + name[20:]  # as if the name matched
+        check_commit(location, RatifiedCommit(proposal.version, uri, proposal.inline_content))
+
+
+@fault(
+    "staged-any-path",
+    "catalog",
+    breaks=("CAT-STAGED-IN-TABLE",),
+    description="Accepts any path under the table's location whose file name carries the version.",
+)
+class StagedAnyPath(ReferenceCatalog):
+    def _check_proposal(self, location: str, proposal: RatifiedCommit) -> None:
+        uri = proposal.staged_uri
+        if uri is not None and uri.startswith(location + "/") and uri.endswith(".json"):
+            uri = staged_dir_uri(location) + uri.rsplit("/", 1)[-1]  # judged by its name alone
+        check_commit(location, RatifiedCommit(proposal.version, uri, proposal.inline_content))

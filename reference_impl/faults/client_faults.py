@@ -424,3 +424,94 @@ class PathReader(ReferenceClient):
 class PathWriter(ReferenceClient):
     def _refuse_path_write(self, snapshot: Snapshot) -> Exception | None:
         return None
+
+
+# ====================================================================== issue 18: free dimensions
+
+
+@fault(
+    "ict-own-clock",
+    "client",
+    ("WRT-ICT-MONOTONIC",),
+    "Stamps each commit with its own clock, ignoring the previous commit's in-commit timestamp.",
+)
+class IctOwnClock(ReferenceClient):
+    def _next_ict(self, previous: int | None) -> int:
+        return self.clock()
+
+
+@fault(
+    "retry-stale-content",
+    "client",
+    ("WRT-STAGED-NO-REUSE",),
+    "After a lost race the retry copies the lost attempt's bytes into a new staged file.",
+)
+class RetryStaleContent(ReferenceClient):
+    def _stage(self, location: str, version: int, content: bytes, previous: str | None) -> str:
+        return super()._stage(location, version, self.storage.get(previous) if previous else content, previous)
+
+
+@fault(
+    "staged-name-nineteen-zeros",
+    "client",
+    ("WRT-STAGED-NAME",),
+    "Names staged files as 19 zeros and the version: right below version 10 only.",
+)
+class StagedNameNineteenZeros(ReferenceClient):
+    def _staged_uri(self, location: str, version: int) -> str:
+        return f"{staged_dir(location)}/{'0' * 19}{version}.{self._uuid()}.json"
+
+
+@fault(
+    "publish-text-order",
+    "client",
+    ("WRT-PUBLISH-ORDER",),
+    "Publishes commits sorted as text: version 10 before version 9.",
+)
+class PublishTextOrder(ReferenceClient):
+    def _publish_order(self, versions: list[int]) -> list[int]:
+        return sorted(versions, key=str)
+
+
+@fault(
+    "compaction-end-exclusive",
+    "client",
+    ("WRT-COMPACTION-PUBLISHED",),
+    "Checks a compaction range for publication with an exclusive end: the last version is not checked.",
+)
+class CompactionEndExclusive(ReferenceClient):
+    def _compaction_allowed(self, seg: LogSegment, start: int, end: int) -> bool:
+        return 0 <= start <= end and all(v in seg.published for v in range(start, end))
+
+
+class _ClampingReader(LogReader):
+    def snapshot(self, table_id: str, location: str, version: int | None = None) -> Snapshot:
+        seg = self.segment(table_id, location)
+        return self.snapshot_of(seg, None if version is not None and version > seg.latest_version else version)
+
+
+@fault(
+    "clamp-version-above-latest",
+    "client",
+    ("RDR-IGNORE-ABOVE-LATEST",),
+    "A read as of a version above the catalog's latest answers the latest version instead of failing.",
+)
+class ClampVersionAboveLatest(ReferenceClient):
+    reader_class = _ClampingReader
+
+
+class _EngineTimestampReader(LogReader):
+    def _commit_timestamp(self, ref: CommitRef, actions: list[Action]) -> int:
+        info = act.commit_info(actions) or {}
+        stamp = info.get("timestamp")
+        return stamp if isinstance(stamp, int) else super()._commit_timestamp(ref, actions)
+
+
+@fault(
+    "commitinfo-timestamp-time-travel",
+    "client",
+    ("RDR-TIME-TRAVEL-ICT",),
+    "Time travel by timestamp uses commitInfo.timestamp instead of the in-commit timestamp.",
+)
+class CommitInfoTimestampTimeTravel(ReferenceClient):
+    reader_class = _EngineTimestampReader

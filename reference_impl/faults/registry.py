@@ -7,13 +7,14 @@ variants need pyiceberg (the ``iceberg`` extra) and are registered only where it
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 
 from reference_impl.faults import catalog_faults, client_faults, delta_engine_faults, engine_faults
 from reference_impl.faults.base import FAULTS, Fault, Side, fault
 
 if importlib.util.find_spec("pyiceberg"):
-    pass
+    importlib.import_module("reference_impl.faults.iceberg_catalog_faults")  # registers its variants
 
 __all__ = ["Fault", "Side", "all_faults", "fault"]
 _MODULES = (catalog_faults, client_faults, engine_faults, delta_engine_faults)  # imported for their registrations

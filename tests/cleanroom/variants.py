@@ -65,8 +65,8 @@ class StagedNameOtherVersion(CleanRoomTarget):
     """RFC "Delta Log Entries" note (MUST-level: a staged file's version is authoritative), catalog.
 
     The catalog ratifies ``00000000000000000005.<uuid>.json`` as version 3: it checks the folder,
-    not the version in the name. No catalog requirement states this yet (nearest: WRT-STAGED-NAME,
-    which binds writers).
+    not the version in the name. Judged by CAT-STAGED-VERSION (added for issue 18; when this set was
+    written no catalog requirement stated it).
     """
 
     catalog_cls = _AnyVersionInName
@@ -83,7 +83,8 @@ class StagedPathEscapes(CleanRoomTarget):
     """RFC "Terminology - Commits" (staged commit lives in _delta_log/_staged_commits/), catalog.
 
     Only the table prefix and the file name are checked, so ``.../_staged_commits/../../x/<v>.<uuid>.json``
-    or a file that was never written is ratified. No catalog requirement states this yet.
+    or a file that was never written is ratified. Judged by CAT-STAGED-IN-TABLE (added for issue 18;
+    when this set was written no catalog requirement stated it).
     """
 
     catalog_cls = _EscapingStagedPath
@@ -652,8 +653,8 @@ _MALFORMED = ("CAT-RATIFY-SEQUENTIAL", "CAT-RATIFY-ONCE", "CAT-LIST-RATIFIED-ONL
 
 VARIANTS: list[Variant] = [
     Variant(FirstCommitOverGap, _CAT, "MUST", "CAT-RATIFY-SEQUENTIAL", ("CAT-RATIFY-SEQUENTIAL",)),
-    Variant(StagedNameOtherVersion, _CAT, "MUST", "RFC Delta Log Entries (staged version authoritative)", _MALFORMED),
-    Variant(StagedPathEscapes, _CAT, "MUST", "RFC Terminology - Commits (staged commit location)", _MALFORMED),
+    Variant(StagedNameOtherVersion, _CAT, "MUST", "CAT-STAGED-VERSION", ("CAT-STAGED-VERSION", *_MALFORMED)),
+    Variant(StagedPathEscapes, _CAT, "MUST", "CAT-STAGED-IN-TABLE", ("CAT-STAGED-IN-TABLE", *_MALFORMED)),
     Variant(ListRangeOffByOne, _CAT, "MUST", "CAT-LIST-RANGE", ("CAT-LIST-RANGE",)),
     Variant(ListDropsLatest, _CAT, "MUST", "CAT-LIST-CONTIGUOUS", ("CAT-LIST-CONTIGUOUS",)),
     Variant(ListTextOrder, _CAT, "SHOULD", "CAT-LIST-ASCENDING", ("CAT-LIST-ASCENDING",)),

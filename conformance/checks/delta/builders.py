@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from conformance.contract.delta import Catalog, StagingTable, Storage, TableInfo
+from conformance.report.outcomes import PremiseBroken
 from reference_impl.delta import actions as A
 from reference_impl.delta import log_paths as P
 from reference_impl.delta.data_files import write_data_file
@@ -40,6 +43,29 @@ def new_uuid() -> str:
 def ict_of(version: int) -> int:
     """The in-commit timestamp the builders give a version."""
     return BASE_ICT + version * ICT_STEP
+
+
+def engine_timestamp_of(version: int) -> int:
+    """The ``commitInfo.timestamp`` the builders give a version: running backwards and far from
+    every in-commit timestamp, so a reader that resolves time by it (not by the ICT) is seen."""
+    return BASE_ICT + (1000 - version) * ICT_STEP + 7
+
+
+@contextmanager
+def premise(what: str) -> Iterator[None]:
+    """A set-up step the check relies on but does not judge.
+
+    When the target misbehaves inside it, the check's own rule was never put to the test: the
+    failure is reported as "premise broken: <what>" and charged to no requirement of the check
+    (conformance/plugin/outcomes.py; docs/results.md "Who is wrong"). Whether the exception is
+    about the product at all is decided from its cause, as for any other exception.
+    """
+    try:
+        yield
+    except PremiseBroken:
+        raise
+    except Exception as e:
+        raise PremiseBroken(f"{what}: {type(e).__name__}: {e}") from e
 
 
 def version0(table_id: str, properties: dict[str, str] | None = None) -> bytes:
@@ -70,12 +96,16 @@ class LogBuilder:
             [{"id": version, "value": value or f"v{version}"}],
             modification_time=ict_of(version),
         )
-        return A.encode_commit(
-            [
-                A.commit_info_action(ict if ict is not None else ict_of(version), new_uuid(), "WRITE"),
-                add,
-            ]
-        )
+        info = A.commit_info_action(ict if ict is not None else ict_of(version), new_uuid(), "WRITE")
+        info["commitInfo"]["timestamp"] = engine_timestamp_of(version)  # disagrees with the ICT on purpose
+        return A.encode_commit([info, add])
+
+    def remove_commit(self, version: int, removed: bytes) -> bytes:
+        """A commit removing the data file that the commit ``removed`` added."""
+        (add,) = [a for a in A.decode_commit(removed) if "add" in a]
+        info = A.commit_info_action(ict_of(version), new_uuid(), "DELETE")
+        info["commitInfo"]["timestamp"] = engine_timestamp_of(version)
+        return A.encode_commit([info, A.remove_action(add, ict_of(version))])
 
     def publish(self, version: int, content: bytes) -> str:
         uri = P.delta_uri(self.location, version)
@@ -95,17 +125,41 @@ def expected_rows(versions: range | list[int], values: dict[int, str] | None = N
     return [{"id": v, "value": values.get(v, f"v{v}")} for v in versions if v > 0]
 
 
+def check_listing_complete(
+    catalog: Catalog, table_id: str, listed: set[int], start: int, latest: int, published: int
+) -> None:
+    """Premise of checks that read the listing as evidence about another rule.
+
+    A listing from ``start`` up to the latest must reach the latest version the same response
+    reports (unless that version was published, ``published`` being the mark the suite recorded),
+    and must leave out no commit that the catalog serves when asked for it alone (a listing of
+    [v, v + 1]). Either gap is a listing fault, judged by the listing checks (CAT-LIST-CONTIGUOUS,
+    CAT-LIST-RANGE) and not evidence that the commit was lost or never ratified, so the check's
+    own rule is not blamed."""
+    if latest > max(published, start - 1, 0) and latest not in listed:
+        raise PremiseBroken(f"the listing does not reach v{latest}, the latest version it reports")
+    for version in range(max(start, published + 1, 1), latest + 1):
+        if version in listed:
+            continue
+        with premise(f"listing v{version} alone"):
+            probe = catalog.get_commits(table_id, version, version + 1)
+        if any(c.version == version for c in probe.commits):
+            raise PremiseBroken(f"the catalog serves v{version} alone, but a listing up to the latest leaves it out")
+
+
 @dataclass
 class CatalogDriver:
     """Drives a catalog the way a well-behaved client would: create, stage, propose."""
 
     catalog: Catalog
     storage: Storage
+    published: dict[str, int] = field(default_factory=dict)  # table id -> publication mark recorded
 
     def new_table(self, name: str) -> TableInfo:
-        st: StagingTable = self.catalog.create_staging_table()
-        self.storage.put(P.delta_uri(st.location, 0), version0(st.table_id), if_absent=True)
-        return self.catalog.register_table(name, st.table_id)
+        with premise("creating a table (staging location, version 0, registration)"):
+            st: StagingTable = self.catalog.create_staging_table()
+            self.storage.put(P.delta_uri(st.location, 0), version0(st.table_id), if_absent=True)
+            return self.catalog.register_table(name, st.table_id)
 
     def stage(self, table: TableInfo, version: int) -> str:
         return LogBuilder(self.storage, table.location).stage(
@@ -119,7 +173,19 @@ class CatalogDriver:
         return uri
 
     def commit_range(self, table: TableInfo, first: int, last: int) -> dict[int, str]:
-        return {v: self.propose(table, v) for v in range(first, last + 1)}
+        """Ratify ``first``..``last`` in order: a premise of the checks that use it."""
+        with premise(f"ratifying well-formed proposals v{first}-v{last} in order"):
+            return {v: self.propose(table, v) for v in range(first, last + 1)}
+
+    def listing(self, table: TableInfo, start: int | None = None) -> dict[int, str | None]:
+        """Version -> staged URI of the listing from ``start``, for checks that use the listing as
+        evidence about another rule (see ``check_listing_complete``)."""
+        with premise("listing the ratified commits"):
+            resp = self.catalog.get_commits(table.table_id, start, None)
+        listed = {c.version: c.staged_uri for c in resp.commits}
+        mark = self.published.get(table.table_id, 0)
+        check_listing_complete(self.catalog, table.table_id, set(listed), start or 0, resp.latest_version, mark)
+        return listed
 
     def publish(self, table: TableInfo, upto: int) -> None:
         """Publish every listed commit up to ``upto`` (copy to ``_delta_log/<v>.json``), then tell the catalog."""
@@ -129,3 +195,4 @@ class CatalogDriver:
             if content is not None and not self.storage.exists(uri):
                 self.storage.put(uri, content, if_absent=True)
         self.catalog.mark_published(table.table_id, upto)
+        self.published[table.table_id] = max(upto, self.published.get(table.table_id, 0))

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from conformance.checks.delta.builders import CatalogDriver, ict_of
+from conformance.checks.delta.builders import CatalogDriver, check_listing_complete, ict_of
 from conformance.contract.delta import CatalogError, CommitConflict
 from conformance.model.catalog_model import CatalogModel
 from conformance.observe.recording import RecordingCatalog
-from conformance.report.outcomes import Violation
+from conformance.report.outcomes import PremiseBroken, Violation
 from conformance.run_context import RunContext
 from conformance.schedules.generated import run_machine
 
@@ -75,10 +75,18 @@ def machine(catalog: RecordingCatalog, driver: CatalogDriver, name: str) -> type
             listed = {c.version: c.staged_uri for c in resp.commits}
             if resp.latest_version != self.model.latest:
                 raise Violation("CAT-LIST-LATEST", f"latest {resp.latest_version}, the model says {self.model.latest}")
+            if end is None or end >= resp.latest_version:
+                check_listing_complete(
+                    catalog, self.table.table_id, set(listed), start, resp.latest_version, self.model.published
+                )
             for v, uri in self.model.must_list(start, end).items():
                 if listed.get(v) != uri:
                     raise Violation("CAT-RETAIN-UNPUBLISHED", f"[{start}, {end}]: unpublished v{v} missing or changed")
             extra = {v: u for v, u in listed.items() if self.model.may_list(start, end).get(v) != u}
+            ratified = self.model.may_list(0, None)
+            if extra and all(ratified.get(v) == u for v, u in extra.items()):
+                # Ratified commits outside the asked range: a range fault (CAT-LIST-RANGE), not this rule.
+                raise PremiseBroken(f"[{start}, {end}]: listed ratified commits outside the range: {sorted(extra)}")
             if extra:
                 raise Violation("CAT-LIST-RATIFIED-ONLY", f"[{start}, {end}]: listed what was never ratified: {extra}")
 

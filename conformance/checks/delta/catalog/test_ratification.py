@@ -6,7 +6,7 @@ from functools import partial
 
 import pytest
 
-from conformance.checks.delta.builders import CatalogDriver, ict_of
+from conformance.checks.delta.builders import CatalogDriver, ict_of, premise
 from conformance.contract.delta import CatalogError, CommitConflict
 from conformance.observe.recording import RecordingCatalog
 from conformance.observe.transcript import Transcript
@@ -35,7 +35,7 @@ def test_second_proposal_for_a_version_conflicts(
     rival = driver.stage(table, 2)
     with pytest.raises(CommitConflict):
         catalog.commit(table.table_id, 2, staged_uri=rival, in_commit_timestamp=ict_of(2))
-    listed = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
+    listed = driver.listing(table)
     assert listed.get(2) == first, f"version 2 now points at {listed.get(2)}, not the first ratified {first}"
 
 
@@ -62,7 +62,8 @@ def test_concurrent_proposals_have_one_winner(
     proposers = lakecert.config.settings.race.proposers
     for round_no in range(lakecert.config.settings.race.repeats):
         version = round_no + 1
-        staged = [driver.stage(table, version) for _ in range(proposers)]
+        with premise("staging the rival proposals"):
+            staged = [driver.stage(table, version) for _ in range(proposers)]
         propose = partial(catalog.commit, table.table_id, version, in_commit_timestamp=ict_of(version))
         outcomes = race(
             [partial(propose, staged_uri=uri) for uri in staged], seed=seed + round_no, transcript=transcript
@@ -73,5 +74,5 @@ def test_concurrent_proposals_have_one_winner(
         assert all(isinstance(o.error, CommitConflict) for o in losers), (
             f"round {round_no}: losers got {[type(o.error).__name__ for o in losers]}, not conflicts"
         )
-        listed = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
+        listed = driver.listing(table)
         assert listed.get(version) == staged[winners[0]], f"round {round_no}: the listed commit is not the winner's"

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of
+from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, premise
 from conformance.contract.delta import NotSupported
 from conformance.observe.recording import RecordingCatalog
-from conformance.report.outcomes import not_applicable
+from conformance.report.outcomes import Violation, not_applicable
 
 
 @pytest.mark.req("CAT-RETAIN-UNPUBLISHED")
 def test_unpublished_commits_stay_unchanged(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
     table = driver.new_table(table_name)
     first = driver.commit_range(table, 1, 3)
-    before = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
+    before = driver.listing(table)
     assert before == first, f"right after ratification the catalog serves {before}, not {first}"
     driver.commit_range(table, 4, 6)
-    after = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
+    after = driver.listing(table)
     for version, uri in first.items():
         assert after.get(version) == uri, f"unpublished v{version} changed or vanished: {after.get(version)}"
 
@@ -28,23 +28,30 @@ def test_publication_mark_drops_nothing_above_it(
 ) -> None:
     table = driver.new_table(table_name)
     staged = driver.commit_range(table, 1, 6)
-    driver.publish(table, 3)
-    listed = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
+    with premise("recording publication up to v3"):
+        driver.publish(table, 3)
+    listed = driver.listing(table)
     for version in (4, 5, 6):
         assert listed.get(version) == staged[version], f"unpublished v{version} was dropped after publishing up to 3"
 
 
-@pytest.mark.req("CAT-INLINE-COMMITS")
+# Hosting inline commits is a MAY; once a catalog accepts one, the commit is ratified and binds the
+# catalog by the MUST of CAT-RETAIN-UNPUBLISHED: served unchanged until published (issue 18).
+@pytest.mark.req("CAT-INLINE-COMMITS", "CAT-RETAIN-UNPUBLISHED")
 def test_inline_content_is_served_byte_for_byte(
     catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, seeded: LogBuilder
 ) -> None:
     table = driver.new_table(table_name)
-    content = LogBuilder(seeded.storage, table.location).data_commit(1)
+    log = LogBuilder(seeded.storage, table.location)
+    content = log.data_commit(1)
     try:
         catalog.commit(table.table_id, 1, inline_content=content, in_commit_timestamp=ict_of(1))
     except NotSupported:
         resp = catalog.get_commits(table.table_id)
         assert resp.latest_version == 0 and resp.commits == [], "inline commit refused, yet state changed"
         not_applicable("the catalog does not host inline commits (verified: nothing changed)")
-    (commit,) = catalog.get_commits(table.table_id).commits
-    assert commit.inline_content == content, "inline content came back altered"
+    with premise("ratifying inline v2 after inline v1"):
+        catalog.commit(table.table_id, 2, inline_content=log.data_commit(2), in_commit_timestamp=ict_of(2))
+    served = {c.version: c.inline_content for c in catalog.get_commits(table.table_id, 1).commits}
+    if served.get(1) != content:
+        raise Violation("CAT-RETAIN-UNPUBLISHED", f"ratified inline v1 served as {served.get(1)!r}, not as ratified")

@@ -9,17 +9,28 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.builders import LogBuilder, expected_rows, ict_of, version0
+from conformance.checks.delta.evidence import attempt
 from conformance.checks.delta.reader.inline_commits import REASON
 from conformance.contract.delta import NotSupported, RatifiedCommit
 from conformance.observe.recording import RecordingClient
 from conformance.report.outcomes import not_applicable
 from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.delta.actions import Action, decode_commit
+from reference_impl.delta.checkpoint import write_checkpoint
+from reference_impl.delta.log_paths import delta_uri
 
 
 def _published(b: LogBuilder, last: int) -> None:
     b.publish(0, version0(b.location))
     for v in range(1, last + 1):
         b.publish(v, b.data_commit(v))
+
+
+def _state(b: LogBuilder, commits: list[bytes]) -> list[Action]:
+    """The table state (protocol, metadata, files) after version 0 and the given data commits."""
+    v0 = decode_commit(version0(b.location))
+    adds = [a for c in commits for a in decode_commit(c) if "add" in a]
+    return [a for a in v0 if "protocol" in a or "metaData" in a] + adds
 
 
 def _staged(b: LogBuilder, version: int, value: str | None = None) -> RatifiedCommit:
@@ -61,12 +72,28 @@ def test_files_above_latest_version_are_ignored(
     client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
 ) -> None:
     _published(seeded, 3)
-    seeded.publish(4, seeded.data_commit(4))
-    seeded.stage(5, seeded.data_commit(5))
+    above = {4: seeded.data_commit(4), 5: seeded.data_commit(5)}
+    seeded.publish(4, above[4])
+    seeded.stage(5, above[5])
+    # A checkpoint of v5 that _last_checkpoint points at: a fast path for latest reads must not take it.
+    write_checkpoint(
+        seeded.storage,
+        seeded.location,
+        5,
+        _state(seeded, [seeded.storage.get(delta_uri(seeded.location, v)) for v in range(1, 4)] + list(above.values())),
+    )
     ref_admin.import_table(table_name, seeded.location, 3, [], 3)
     result = client.read(table_name)
     assert result.version == 3, f"read version {result.version}; the catalog's latest is 3"
     assert result.rows == expected_rows(range(4)), f"rows {result.rows} include versions above 3"
+    below = client.read(table_name, version=2)
+    assert (below.version, below.rows) == (2, expected_rows(range(3))), f"as of v2: v{below.version} {below.rows}"
+    for version in (4, 5):
+        # Above the latest nothing answers: neither the files there nor the latest version instead.
+        answer = attempt(lambda v=version: client.read(table_name, version=v))  # type: ignore[misc]
+        assert answer.error is not None, (
+            f"a read as of v{version} (the latest is 3) answered v{answer.value.version if answer.value else '?'}"
+        )
 
 
 @pytest.mark.req("RDR-IGNORE-UNRATIFIED")
@@ -74,6 +101,7 @@ def test_unratified_staged_files_are_ignored(
     client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
 ) -> None:
     _published(seeded, 1)
+    seeded.stage(1, seeded.data_commit(1, "rejected"))  # lost the race for v1; v1 is published, not listed
     ratified = [_staged(seeded, 2), _staged(seeded, 3)]
     seeded.stage(3, seeded.data_commit(3, "rejected"))  # lost the race for v3, written later
     seeded.stage(4, seeded.data_commit(4, "unratified"))
@@ -87,10 +115,19 @@ def test_unratified_staged_files_are_ignored(
 def test_published_commits_come_from_the_log(
     client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
 ) -> None:
-    _published(seeded, 4)
-    ref_admin.import_table(table_name, seeded.location, 5, [_staged(seeded, 5)], 4)
+    # Multi-digit versions: v12 (staged) removes the row v2 added, so a replay in text order
+    # (0, 1, 10, 11, 12, 13, 2, ...) brings it back.
+    seeded.publish(0, version0(seeded.location))
+    contents = {v: seeded.data_commit(v) for v in range(1, 12)}
+    for v, content in contents.items():
+        seeded.publish(v, content)
+    removal = RatifiedCommit(
+        12, staged_uri=seeded.stage(12, seeded.remove_commit(12, contents[2])), in_commit_timestamp=ict_of(12)
+    )
+    ref_admin.import_table(table_name, seeded.location, 13, [removal, _staged(seeded, 13)], 11)
     result = client.read(table_name)
-    assert result.rows == expected_rows(range(6)), f"rows {result.rows}; v1-v4 live only in _delta_log"
+    want = [r for r in expected_rows(range(14)) if r["id"] not in (2, 12)]
+    assert result.rows == want, f"rows {result.rows}; v1-v11 live only in _delta_log, v12 removed row 2"
 
 
 @pytest.mark.req("RDR-DISCOVERY")

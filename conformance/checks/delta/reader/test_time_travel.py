@@ -14,16 +14,17 @@ from reference_impl.catalog.catalog import ReferenceCatalog
 def test_timestamps_resolve_by_in_commit_timestamp(
     client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
 ) -> None:
-    # Published late and newest first: file times say nothing about when v1-v3 were committed.
+    # Published late and newest first: file times say nothing about when v1-v3 were committed;
+    # commitInfo.timestamp (builders.engine_timestamp_of) runs backwards: only the ICT is right.
     commits = {v: seeded.data_commit(v) for v in (1, 2, 3)}
     for v in (3, 2, 1):
         seeded.publish(v, commits[v])
     seeded.publish(0, version0(seeded.location))
     staged = RatifiedCommit(4, staged_uri=seeded.stage(4, seeded.data_commit(4)), in_commit_timestamp=ict_of(4))
     ref_admin.import_table(table_name, seeded.location, 4, [staged], 3)
-    # A timestamp past the latest commit is left out: Delta readers may refuse it (Kernel and Spark
-    # do), and the RFC says nothing of it. Exactly at v4's timestamp reaches the unpublished v4.
-    for ts, version in ((ict_of(1), 1), (ict_of(2) + 1, 2), (ict_of(4), 4)):
+    # At a commit's ICT and between two commits. A timestamp past the latest commit is left out:
+    # Delta readers may refuse it (Kernel and Spark do), and the RFC says nothing of it.
+    for ts, version in ((ict_of(1), 1), (ict_of(2) + 1, 2), (ict_of(3) - 1, 2), (ict_of(4), 4)):
         result = client.read(table_name, timestamp_ms=ts)
         assert result.version == version, f"timestamp {ts} resolved to v{result.version}, not v{version}"
         assert result.rows == expected_rows(range(version + 1))

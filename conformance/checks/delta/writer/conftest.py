@@ -6,12 +6,29 @@ from dataclasses import dataclass
 
 import pytest
 
+from conformance.checks.delta.builders import premise
 from conformance.checks.delta.evidence import ratified_content, table_commits
 from conformance.contract.delta import Storage, TableInfo
-from conformance.observe.recording import RecordingClient
+from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
+from conformance.run_context import RunContext
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.actions import Action
+from reference_impl.delta.client import ReferenceClient, wall_clock_ms
+
+APPENDS = 12
+DAY_MS = 86_400_000
+
+
+def ahead_client(lakecert: RunContext, transcript: Transcript, storage: Storage, seed: int) -> ReferenceClient:
+    """A correct writer (the suite's) whose clock runs a day ahead of the client under test.
+
+    The contract gives lakecert no hold on the target's clock (``make_client`` takes a catalog
+    and an environment), so clock skew between two writers is made on the suite's side: the
+    reference client takes a ``clock``. A writer under test must stamp its next commit after
+    this one's in-commit timestamp whatever its own clock says (PROTOCOL.md In-Commit Timestamps)."""
+    catalog = RecordingCatalog(lakecert.reference_catalog(), transcript, actor="suite")
+    return ReferenceClient(catalog, storage, seed=seed + 1, clock=lambda: wall_clock_ms() + DAY_MS)
 
 
 @dataclass
@@ -34,11 +51,16 @@ def written(
     transcript: Transcript,
     table_name: str,
 ) -> WrittenTable:
-    """create, three appends, a delete: five commits through the catalog, nothing published."""
-    client.create_table(table_name)
-    for i in range(3):
-        client.append(table_name, [{"id": 10 * i + 1, "value": "a"}, {"id": 10 * i + 2, "value": "b"}])
-    client.delete(table_name, [1])
+    """create, twelve appends, a delete: versions 0-13 through the catalog, nothing published.
+
+    Past version 9 on purpose: names padded wrongly, or versions sorted as text (10 before 9),
+    only show with multi-digit versions (issue 18)."""
+    # The checks judge the commits; that the writer can write them at all is their premise.
+    with premise(f"the writer under test writing a table (create, {APPENDS} appends, a delete)"):
+        client.create_table(table_name)
+        for i in range(APPENDS):
+            client.append(table_name, [{"id": 10 * i + 1, "value": "a"}, {"id": 10 * i + 2, "value": "b"}])
+        client.delete(table_name, [1])
     info = ref_admin.resolve(table_name)
     ratified = ratified_content(transcript, suite_storage, info.table_id)
     return WrittenTable(info, ratified, suite_storage)

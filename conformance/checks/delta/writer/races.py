@@ -14,12 +14,12 @@ CLIENT_ROW: dict[str, object] = {"id": 2, "value": "b"}
 def lose_v2(
     client: RecordingClient,
     ref_catalog: RecordingCatalog,
-    suite_client: ReferenceClient,
+    rival_client: ReferenceClient,
     transcript: Transcript,
     table_name: str,
 ) -> Attempt[int]:
     """create, append (v1); then the client's append, whose first proposal loses v2 to the suite's
-    append, which is ratified and left unpublished. Returns the outcome of the client's append."""
+    append (by ``rival_client``), ratified and left unpublished. Returns the client's outcome."""
     client.create_table(table_name)
     client.append(table_name, [{"id": 1, "value": "a"}])
     rival_done: list[int] = []
@@ -27,7 +27,7 @@ def lose_v2(
     def rival(table_id: str, version: int) -> None:
         # Schedule: the first proposal after this point loses to a rival commit of the same version.
         if not rival_done:
-            rival_done.append(suite_client.append(table_name, [RIVAL_ROW]))
+            rival_done.append(rival_client.append(table_name, [RIVAL_ROW]))
 
     transcript.notes["schedule"] = [
         "client: create, append(v1)",

@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks.delta.writer.conftest import WrittenTable
-from reference_impl.delta.actions import commit_info
+from conformance.checks.delta.writer.conftest import WrittenTable, ahead_client
+from conformance.contract.delta import Storage
+from conformance.observe.recording import RecordingClient
+from conformance.observe.transcript import Transcript
+from conformance.run_context import RunContext
+from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.delta.actions import commit_info, decode_commit
 
 
 @pytest.mark.req("WRT-COMMITINFO-FIRST")
@@ -42,3 +47,34 @@ def test_txn_ids_are_unique(written: WrittenTable) -> None:
     ids = [t for a in written.commits.values() if (t := (commit_info(a) or {}).get("txnId")) is not None]
     repeated = {i for i in ids if ids.count(i) > 1}
     assert not repeated, f"txnIds used by more than one commit: {sorted(map(str, repeated))}"
+
+
+@pytest.mark.req("WRT-ICT-MONOTONIC")
+def test_in_commit_timestamps_pass_a_writer_whose_clock_is_ahead(
+    lakecert: RunContext,
+    client: RecordingClient,
+    ref_admin: ReferenceCatalog,
+    suite_storage: Storage,
+    transcript: Transcript,
+    table_name: str,
+    seed: int,
+) -> None:
+    # Two writers, two clocks: the suite's runs a day ahead. Commits also follow each other closely,
+    # so a writer stamping its wall clock repeats a millisecond or goes back in time.
+    client.create_table(table_name)
+    client.append(table_name, [{"id": 1, "value": "a"}])
+    ahead_client(lakecert, transcript, suite_storage, seed).append(table_name, [{"id": 2, "value": "ahead"}])
+    for i in range(3, 6):
+        client.append(table_name, [{"id": i, "value": "b"}])
+    info = ref_admin.resolve(table_name)
+    commits = {c.version: c for c in ref_admin.get_commits(info.table_id).commits}
+    previous: tuple[int, int] | None = None
+    for version in sorted(commits):
+        c = commits[version]
+        content = c.inline_content if c.staged_uri is None else suite_storage.get(c.staged_uri)
+        assert content is not None, f"v{version} has neither a staged file nor inline content"
+        ict = (commit_info(decode_commit(content)) or {}).get("inCommitTimestamp")
+        assert isinstance(ict, int) and not isinstance(ict, bool), f"v{version} has inCommitTimestamp={ict!r}"
+        if previous is not None:
+            assert ict > previous[1], f"v{version} timestamp {ict} is not after v{previous[0]}'s {previous[1]}"
+        previous = (version, ict)

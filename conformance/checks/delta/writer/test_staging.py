@@ -6,15 +6,15 @@ import pytest
 
 from conformance.checks.delta.builders import UC_TABLE_ID, LogBuilder, version0
 from conformance.checks.delta.evidence import attempt, client_writes, proposals
-from conformance.checks.delta.writer.conftest import WrittenTable
+from conformance.checks.delta.writer.conftest import WrittenTable, ahead_client
 from conformance.checks.delta.writer.races import lose_v2
 from conformance.contract.delta import CommitConflict, Storage
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
-from conformance.report.outcomes import not_applicable
+from conformance.report.outcomes import Violation, not_applicable
+from conformance.run_context import RunContext
 from reference_impl.catalog.catalog import ReferenceCatalog
-from reference_impl.delta.actions import InvalidCommitError, decode_commit
-from reference_impl.delta.client import ReferenceClient
+from reference_impl.delta.actions import InvalidCommitError, decode_commit, in_commit_timestamp
 from reference_impl.delta.log_paths import delta_uri, parse_log_name, staged_dir
 
 
@@ -34,7 +34,8 @@ def test_staged_files_are_named_for_their_version(
     client: RecordingClient, ref_admin: ReferenceCatalog, transcript: Transcript, table_name: str
 ) -> None:
     client.create_table(table_name)
-    outcome = attempt(lambda: [client.append(table_name, [{"id": i, "value": "x"}]) for i in range(2)])
+    # Up to v11: a name padded as 19 zeros and the version is right only below 10.
+    outcome = attempt(lambda: [client.append(table_name, [{"id": i, "value": "x"}]) for i in range(11)])
     table = ref_admin.resolve(table_name)
     for version, uri in _staged_proposals(transcript, table.table_id):
         parsed = parse_log_name(uri)
@@ -55,27 +56,51 @@ def test_staged_files_have_the_published_format(
             raise AssertionError(f"v{version} staged file is not one JSON action per line: {e}") from e
 
 
-@pytest.mark.req("WRT-STAGED-NO-REUSE")
+@pytest.mark.req("WRT-STAGED-NO-REUSE", "WRT-ICT-MONOTONIC")
 def test_conflict_rewrites_the_commit_in_a_new_file(
+    lakecert: RunContext,
     ref_admin: ReferenceCatalog,
     client: RecordingClient,
     ref_catalog: RecordingCatalog,
-    suite_client: ReferenceClient,
+    suite_storage: Storage,
     transcript: Transcript,
     table_name: str,
+    seed: int,
 ) -> None:
-    outcome = lose_v2(client, ref_catalog, suite_client, transcript, table_name)
+    # The rival's clock runs a day ahead: a retry that keeps the lost attempt's commitInfo (or
+    # stamps its own clock) goes back in time; one rebuilt on the new snapshot cannot.
+    rival_client = ahead_client(lakecert, transcript, suite_storage, seed)
+    outcome = lose_v2(client, ref_catalog, rival_client, transcript, table_name)
     table_id = ref_admin.resolve(table_name).table_id
     staged = _staged_proposals(transcript, table_id)
     uris = [uri for _, uri in staged]
-    assert len(uris) == len(set(uris)), f"a staged file was proposed twice: {staged}"
+    if len(uris) != len(set(uris)):
+        raise Violation("WRT-STAGED-NO-REUSE", f"a staged file was proposed twice: {staged}")
     for version, uri in staged:
         parsed = parse_log_name(uri)
-        assert parsed is not None and parsed.version == version, f"{uri} reused for version {version}"
+        if parsed is None or parsed.version != version:
+            raise Violation("WRT-STAGED-NO-REUSE", f"{uri} reused for version {version}")
     if isinstance(outcome.error, CommitConflict) and [v for v, _ in staged].count(2) == 1 and 3 not in dict(staged):
         # Giving up is allowed (WRT-REBASE-UNPUBLISHED is a MAY); then nothing was retried to judge.
         not_applicable("the writer did not retry after the conflict (verified: one proposal, for v2 only)")
     outcome.unwrap()
+    contents = [suite_storage.get(uri) for _, uri in staged[-2:]]
+    if len(contents) == 2 and contents[0] == contents[1]:
+        raise Violation("WRT-STAGED-NO-REUSE", "the retry re-proposed the lost attempt's bytes, not a rebuilt commit")
+    rival_ict = in_commit_timestamp(decode_commit(_content(ref_admin, suite_storage, table_id, 2)))
+    retry_ict = in_commit_timestamp(decode_commit(_content(ref_admin, suite_storage, table_id, 3)))
+    if not (isinstance(retry_ict, int) and isinstance(rival_ict, int) and retry_ict > rival_ict):
+        raise Violation(
+            "WRT-ICT-MONOTONIC", f"the retried v3 has inCommitTimestamp {retry_ict}, the rival v2 {rival_ict}"
+        )
+
+
+def _content(ref_admin: ReferenceCatalog, storage: Storage, table_id: str, version: int) -> bytes:
+    (commit,) = ref_admin.get_commits(table_id, version, version).commits
+    if commit.staged_uri is not None:
+        return storage.get(commit.staged_uri)
+    assert commit.inline_content is not None, f"v{version} has neither a staged file nor inline content"
+    return commit.inline_content
 
 
 @pytest.mark.req("WRT-NO-FILESYSTEM-COMMIT")

@@ -1,0 +1,123 @@
+"""Malformed proposals: what a catalog must refuse (RFC "Commit Protocol", "Delta Log Entries").
+
+The other catalog checks send well-formed proposals only. A catalog is the only party that can
+stop a proposal which names a version its staged file does not carry, points outside the table's
+``_delta_log/_staged_commits/``, leaves a gap straight after creation, or takes a version that was
+published and forgotten: readers and cleanup trust what it ratified. Each refusal must also
+change nothing (the next well-formed proposal is still the next version).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, new_uuid, premise
+from conformance.contract.delta import CatalogError, CommitConflict, TableInfo
+from conformance.observe.recording import RecordingCatalog
+from reference_impl.delta import log_paths as P
+
+
+def _refused(catalog: RecordingCatalog, table: TableInfo, version: int, staged_uri: str) -> CatalogError | None:
+    """The catalog's answer to a proposal: the error it raised, or None when it ratified it."""
+    try:
+        catalog.commit(table.table_id, version, staged_uri=staged_uri, in_commit_timestamp=ict_of(version))
+    except CatalogError as e:
+        return e
+    return None
+
+
+def _latest(catalog: RecordingCatalog, table: TableInfo) -> int:
+    return catalog.get_commits(table.table_id).latest_version
+
+
+def _unchanged(
+    catalog: RecordingCatalog, driver: CatalogDriver, table: TableInfo, reported: int, next_version: int, what: str
+) -> None:
+    """After a refusal: the catalog reports the latest version it reported before the proposal
+    (whether that is right is CAT-LIST-LATEST's business), and the next version is still free."""
+    after = _latest(catalog, table)
+    assert after == reported, f"{what}: the latest version went from {reported} to {after}"
+    with premise(f"ratifying the well-formed v{next_version} after the refusal"):
+        driver.propose(table, next_version)
+
+
+@pytest.mark.req("CAT-RATIFY-SEQUENTIAL")
+def test_first_commit_over_a_gap_is_refused(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
+    # Right after creation: a "first commit" path that skips the gap test (seen in a real catalog).
+    table = driver.new_table(table_name)
+    reported = _latest(catalog, table)
+    for version in (3, 2):
+        staged = driver.stage(table, version)
+        assert _refused(catalog, table, version, staged) is not None, f"v{version} ratified on a table at v0"
+        assert version not in [c.version for c in catalog.get_commits(table.table_id).commits], f"v{version} listed"
+    _unchanged(catalog, driver, table, reported, 1, "v3 and v2 over a gap")
+
+
+@pytest.mark.req("CAT-RATIFY-ONCE")
+def test_published_and_forgotten_version_is_not_ratified_again(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    # A catalog may drop published commits; the versions stay taken (the RFC's "at most once").
+    table = driver.new_table(table_name)
+    driver.commit_range(table, 1, 9)
+    with premise("recording publication up to v9, then v11"):
+        driver.publish(table, 9)  # no more than 10 unpublished at once (Unity Catalog refuses more)
+        driver.commit_range(table, 10, 11)
+        driver.publish(table, 11)
+        after = catalog.get_commits(table.table_id).latest_version
+        assert after == 11, f"after publication the latest version is {after}, not 11 (CAT-LIST-LATEST judges it)"
+    for version in (10, 1):
+        rival = driver.stage(table, version)
+        error = _refused(catalog, table, version, rival)
+        assert error is not None, f"published and forgotten v{version} was ratified a second time"
+        assert isinstance(error, CommitConflict), f"re-proposed v{version}: {type(error).__name__}, not a conflict"
+        resp = catalog.get_commits(table.table_id)
+        listed = [c.version for c in resp.commits]
+        assert version not in listed, f"forgotten v{version} is listed again: {listed}"
+        assert resp.latest_version == 11, f"re-proposing v{version} moved the latest version to {resp.latest_version}"
+
+
+@pytest.mark.req("CAT-STAGED-VERSION")
+def test_staged_file_of_another_version_is_refused(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    table = driver.new_table(table_name)
+    driver.commit_range(table, 1, 9)
+    reported = _latest(catalog, table)
+    log = LogBuilder(driver.storage, table.location)
+    # A real staged file whose name says v12 (a commit attempt for 12, RFC note), proposed as v10;
+    # and one whose name says v1 (an old attempt) proposed as v10.
+    for named in (12, 1):
+        uri = log.stage(named, log.data_commit(10))
+        _refused(catalog, table, 10, uri)  # judged by its effect: how it refuses is the catalog's business
+        listed = driver.listing(table)
+        assert 10 not in listed, f"{uri} (a commit attempt for v{named}) was ratified as v10"
+    _unchanged(catalog, driver, table, reported, 10, "a staged file of another version")
+
+
+@pytest.mark.req("CAT-STAGED-IN-TABLE")
+def test_staged_file_outside_the_staging_folder_is_refused(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    table = driver.new_table(table_name)
+    other = driver.new_table(f"{table_name}_other")
+    driver.commit_range(table, 1, 2)
+    reported = _latest(catalog, table)
+    content = LogBuilder(driver.storage, table.location).data_commit(3)
+    name = f"{3:020d}.{new_uuid()}.json"
+    escaped = f"{table.location}/outside/{name}"
+    candidates = {
+        # ``..`` leaves _staged_commits/ (the file exists where the path resolves to)
+        f"{P.staged_dir(table.location)}/../../outside/{name}": escaped,
+        # well named, but directly in _delta_log/ (where only published commits live)
+        f"{table.location}/_delta_log/{name}": f"{table.location}/_delta_log/{name}",
+        # another table's staging folder
+        f"{P.staged_dir(other.location)}/{name}": f"{P.staged_dir(other.location)}/{name}",
+    }
+    for proposed, stored in candidates.items():
+        with premise(f"writing {stored}"):
+            driver.storage.put(stored, content)
+        _refused(catalog, table, 3, proposed)
+        listed = driver.listing(table)
+        assert 3 not in listed, f"{proposed} (outside the table's _staged_commits/) was ratified as v3"
+    _unchanged(catalog, driver, table, reported, 3, "a staged path outside _staged_commits/")
