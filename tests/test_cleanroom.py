@@ -36,6 +36,10 @@ MISSED: dict[str, str] = {}
 # ``Variant.expected``: the catch-all golden and worked-example rules (they replay many states),
 # and rules a variant breaks too, for the reason given.
 CATCH_ALL = {"RDR-GOLDEN-TABLES", "RDR-RFC-EXAMPLE"}
+# What the correct clean-room target itself breaks: a SHOULD added after it was written (its catalog
+# keeps only a staged commit's location, as the RFC's terminology allows), so every catalog variant
+# warns on it too. test_the_clean_room_target_is_certified pins this set.
+BASELINE_WARNINGS = {"CAT-RATIFIED-CONTENT-BOUND"}
 ALSO_BROKEN: dict[str, set[str]] = {
     # It checks the folder by prefix only, so `_staged_commits/../../x` passes as well.
     "StagedNameOtherVersion": {"CAT-STAGED-IN-TABLE"},
@@ -67,7 +71,10 @@ def test_the_clean_room_target_is_certified(tmp_path: Path) -> None:
     proc = lakecert(
         "run", "--target", "tests.cleanroom.target:CleanRoomTarget", "--out", str(out), "--seed", SEED, env=_ENV
     )
-    assert (proc.returncode, results(out)["verdict"]) == (0, "CERTIFIED"), proc.stdout[-3000:]
+    data = results(out)
+    assert (proc.returncode, data["verdict"]) == (0, "CERTIFIED"), proc.stdout[-3000:]
+    warned = {r for r, v in data["requirements"].items() if v["status"] == "WARN"}
+    assert warned == BASELINE_WARNINGS
 
 
 @pytest.mark.slow
@@ -79,7 +86,7 @@ def test_variant_is_caught_on_the_rule_it_breaks(variant: Variant, variant_runs:
     requirements = data["requirements"]
     statuses = {r: requirements[r]["status"] for r in variant.expected}
     charged = {r for r, v in requirements.items() if v["status"] in ("FAIL", "WARN")}
-    wrongly = charged - set(variant.expected) - CATCH_ALL - ALSO_BROKEN.get(variant.name, set())
+    wrongly = charged - set(variant.expected) - CATCH_ALL - BASELINE_WARNINGS - ALSO_BROKEN.get(variant.name, set())
     assert not wrongly, f"charged to rules it does not break: {sorted(wrongly)}"
     if variant.level == "MUST":
         assert code != 0

@@ -23,7 +23,7 @@ from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.server.app import build_app
 from reference_impl.server.auth import Authenticator
 from reference_impl.server.meta import MetaStore
-from reference_impl.server.service import CatalogService
+from reference_impl.server.service import CatalogService, Limits
 
 UC_CATALOG = "unity"
 UC_SCHEMA = "default"
@@ -82,8 +82,15 @@ class ServedCatalog:
         self._bound = _BoundCatalog()
         self._bound.current = catalog
         self._meta = MetaStore(reference_database(catalog))
+        # No cap on unpublished commits: the in-process reference catalog the other clients are bound
+        # to has none, and the writer checks build histories past ten versions before publishing
+        # (UC's own cap of 10 is a catalog policy, judged on catalogs, not a rule for writers).
         self._service = CatalogService(
-            cast(ReferenceCatalog, self._bound), self._meta, storage, server_name="lakecert-reference (served)"
+            cast(ReferenceCatalog, self._bound),
+            self._meta,
+            storage,
+            server_name="lakecert-reference (served)",
+            limits=Limits(max_unpublished=None),
         )
         self._service.ensure_namespace(UC_CATALOG, UC_SCHEMA)
         # "error": the JDK HTTP client asks every request for an h2c upgrade, which uvicorn warns about.
