@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -29,11 +30,29 @@ def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
 
 
+def _tracked_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The checkout's tracked files (symlinks kept), as a release would be cut from them.
+
+    Building in the checkout itself picks up what the other tests write there meanwhile (pytest's
+    bytecode beside the checks, egg-info); a file that vanishes between setuptools listing and
+    copying it fails the build."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    src = tmp_path_factory.mktemp("src")
+    for name in filter(None, listed.decode().split("\0")):
+        origin, copy = ROOT / name, src / name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        if origin.is_symlink():
+            copy.symlink_to(os.readlink(origin))
+        elif origin.is_file():
+            shutil.copy2(origin, copy)
+    return src
+
+
 @pytest.fixture(scope="module")
 def dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """``python -m build``: the sdist, then the wheel built from that sdist (not from the checkout)."""
     out = tmp_path_factory.mktemp("dist")
-    proc = _run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], cwd=out)
+    proc = _run([sys.executable, "-m", "build", "--outdir", str(out), str(_tracked_copy(tmp_path_factory))], cwd=out)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return {"sdist": next(out.glob("lakecert-*.tar.gz")), "wheel": next(out.glob("lakecert-*.whl"))}
 
