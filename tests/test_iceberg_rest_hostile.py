@@ -52,8 +52,8 @@ def http() -> Iterator[requests.Session]:
 def namespace(server: IcebergRestServer, http: requests.Session) -> str:
     """A fresh namespace holding table ``t``."""
     name = f"ns{next(_names)}"
-    assert http.post(url(server, "namespaces"), json={"namespace": [name]}, timeout=10).status_code == 200
-    created = http.post(url(server, f"namespaces/{name}/tables"), json={"name": "t", "schema": SCHEMA_JSON}, timeout=10)
+    assert http.post(url(server, "namespaces"), json={"namespace": [name]}, timeout=60).status_code == 200
+    created = http.post(url(server, f"namespaces/{name}/tables"), json={"name": "t", "schema": SCHEMA_JSON}, timeout=60)
     assert created.status_code == 200
     return name
 
@@ -128,7 +128,7 @@ def test_names_with_nul_are_400(
     path, body = case
     body = json.loads(json.dumps(body).replace("{ns}", namespace))
     before = state(server, root)
-    assert_refused(http.post(url(server, path.format(ns=namespace)), json=body, timeout=10), 400)
+    assert_refused(http.post(url(server, path.format(ns=namespace)), json=body, timeout=60), 400)
     assert state(server, root) == before
 
 
@@ -137,8 +137,8 @@ def test_nul_in_path_segments_is_400(
 ) -> None:
     before = state(server, root)
     create = {"requirements": [{"type": "assert-create"}], "updates": []}
-    assert_refused(http.post(url(server, f"namespaces/{namespace}/tables/u%00"), json=create, timeout=10), 400)
-    assert_refused(http.get(url(server, "namespaces/a%00b"), timeout=10), 400)
+    assert_refused(http.post(url(server, f"namespaces/{namespace}/tables/u%00"), json=create, timeout=60), 400)
+    assert_refused(http.get(url(server, "namespaces/a%00b"), timeout=60), 400)
     assert state(server, root) == before
 
 
@@ -229,7 +229,7 @@ def test_locations_outside_the_warehouse_are_refused(
     path, body = _location_cases(root)[case]
     body = json.loads(json.dumps(body).replace("{ns}", namespace))
     before = state(server, root)
-    assert_refused(http.post(url(server, path.format(ns=namespace)), json=body, timeout=10), 400)
+    assert_refused(http.post(url(server, path.format(ns=namespace)), json=body, timeout=60), 400)
     assert state(server, root) == before
     assert not any((root / "outside").iterdir())
 
@@ -241,11 +241,11 @@ def test_locations_inside_allowed_roots_are_accepted(
     for location in (f"{(root / 'wh').as_uri()}/custom/{namespace}", f"{(root / 'extra').as_uri()}/{namespace}"):
         name = f"at_{location.rsplit('/', 2)[-2]}"
         body: dict[str, Any] = {"name": name, "schema": SCHEMA_JSON, "location": location}
-        response = http.post(url(server, f"namespaces/{namespace}/tables"), json=body, timeout=10)
+        response = http.post(url(server, f"namespaces/{namespace}/tables"), json=body, timeout=60)
         assert response.status_code == 200, response.text
         assert response.json()["metadata-location"].startswith(location + "/metadata/")
     updates = {"location": f"{(root / 'extra').as_uri()}/{namespace}-ns"}
-    response = http.post(url(server, f"namespaces/{namespace}/properties"), json={"updates": updates}, timeout=10)
+    response = http.post(url(server, f"namespaces/{namespace}/properties"), json={"updates": updates}, timeout=60)
     assert response.status_code == 200
 
 
@@ -302,7 +302,7 @@ def test_create_commit_without_partition_spec_is_400(
     body = _location_cases(root)["create-commit-location"][1]
     body["updates"] = [u for u in body["updates"] if u["action"] not in ("add-spec", "set-location")]
     before = state(server, root)
-    assert_refused(http.post(url(server, f"namespaces/{namespace}/tables/u"), json=body, timeout=10), 400)
+    assert_refused(http.post(url(server, f"namespaces/{namespace}/tables/u"), json=body, timeout=60), 400)
     assert state(server, root) == before
 
 
@@ -312,7 +312,7 @@ def test_update_missing_a_field_pyiceberg_reads_is_400(
     """Found by the fuzzing: pyiceberg's set-statistics validator raised KeyError on a missing field."""
     body: dict[str, Any] = {"requirements": [], "updates": [{"action": "set-statistics", "snapshot-id": 1}]}
     before = state(server, root)
-    assert_refused(http.post(url(server, f"namespaces/{namespace}/tables/t"), json=body, timeout=10), 400)
+    assert_refused(http.post(url(server, f"namespaces/{namespace}/tables/t"), json=body, timeout=60), 400)
     assert state(server, root) == before
 
 
@@ -344,14 +344,14 @@ def test_views_are_bounded_like_tables(
     ):
         raw = json.dumps(body).encode()
         assert_refused(post_raw(http, views, raw), 400)
-    assert_refused(http.post(views, json=view_body("t"), timeout=10), 409)  # table t exists
+    assert_refused(http.post(views, json=view_body("t"), timeout=60), 409)  # table t exists
     assert state(server, root) == before
 
-    created = http.post(views, json=view_body("v"), timeout=10)
+    created = http.post(views, json=view_body("v"), timeout=60)
     assert created.status_code == 200, created.text
     moved = {"requirements": [], "updates": [{"action": "set-location", "location": outside}]}
     before = state(server, root)
-    assert_refused(http.post(f"{views}/v", json=moved, timeout=10), 400)
+    assert_refused(http.post(f"{views}/v", json=moved, timeout=60), 400)
     assert state(server, root) == before
 
 
@@ -359,7 +359,7 @@ def test_stale_view_version_is_409_and_changes_nothing(
     server: IcebergRestServer, http: requests.Session, root: Path, namespace: str
 ) -> None:
     views = url(server, f"namespaces/{namespace}/views")
-    assert http.post(views, json=view_body("w"), timeout=10).status_code == 200
+    assert http.post(views, json=view_body("w"), timeout=60).status_code == 200
 
     def replace(sql: str) -> requests.Response:
         version = {**view_body("w")["view-version"], "version-id": 2, "schema-id": -1}
@@ -369,7 +369,7 @@ def test_stale_view_version_is_409_and_changes_nothing(
             {"action": "add-view-version", "view-version": version},
             {"action": "set-current-view-version", "view-version-id": -1},
         ]
-        return http.post(f"{views}/w", json={"requirements": [], "updates": updates}, timeout=10)
+        return http.post(f"{views}/w", json={"requirements": [], "updates": updates}, timeout=60)
 
     first = replace("select 2")
     assert first.status_code == 200, first.text

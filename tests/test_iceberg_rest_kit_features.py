@@ -32,7 +32,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IcebergRestServ
 @pytest.fixture
 def ns(server: IcebergRestServer) -> str:
     name = f"kit{next(_names)}"
-    assert requests.post(url(server, "namespaces"), json={"namespace": [name]}, timeout=10).status_code == 200
+    assert requests.post(url(server, "namespaces"), json={"namespace": [name]}, timeout=60).status_code == 200
     return name
 
 
@@ -41,7 +41,7 @@ def url(server: IcebergRestServer, path: str) -> str:
 
 
 def create(server: IcebergRestServer, ns: str, name: str, **extra: Any) -> dict[str, Any]:
-    response = requests.post(url(server, f"namespaces/{ns}/tables"), json={"name": name, **extra}, timeout=10)
+    response = requests.post(url(server, f"namespaces/{ns}/tables"), json={"name": name, **extra}, timeout=60)
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
     return body
@@ -49,11 +49,11 @@ def create(server: IcebergRestServer, ns: str, name: str, **extra: Any) -> dict[
 
 def test_register_adopts_a_metadata_file_and_refuses_an_existing_table(server: IcebergRestServer, ns: str) -> None:
     location = create(server, ns, "t", schema=SCHEMA)["metadata-location"]
-    assert requests.delete(url(server, f"namespaces/{ns}/tables/t"), timeout=10).status_code == 204
+    assert requests.delete(url(server, f"namespaces/{ns}/tables/t"), timeout=60).status_code == 204
     body = {"name": "t", "metadata-location": location}
-    registered = requests.post(url(server, f"namespaces/{ns}/register"), json=body, timeout=10)
+    registered = requests.post(url(server, f"namespaces/{ns}/register"), json=body, timeout=60)
     assert registered.status_code == 200 and registered.json()["metadata-location"] == location
-    again = requests.post(url(server, f"namespaces/{ns}/register"), json=body, timeout=10)
+    again = requests.post(url(server, f"namespaces/{ns}/register"), json=body, timeout=60)
     assert (again.status_code, again.json()["error"]["type"]) == (409, "AlreadyExistsException")
 
 
@@ -71,9 +71,9 @@ def test_v3_create_transaction(server: IcebergRestServer, ns: str) -> None:
         {"action": "set-location", "location": staged["location"]},
     ]
     body = {"requirements": [{"type": "assert-create"}], "updates": updates}
-    committed = requests.post(url(server, f"namespaces/{ns}/tables/v3"), json=body, timeout=10)
+    committed = requests.post(url(server, f"namespaces/{ns}/tables/v3"), json=body, timeout=60)
     assert committed.status_code == 200, committed.text
-    metadata = requests.get(url(server, f"namespaces/{ns}/tables/v3"), timeout=10).json()["metadata"]
+    metadata = requests.get(url(server, f"namespaces/{ns}/tables/v3"), timeout=60).json()["metadata"]
     assert (metadata["format-version"], metadata["next-row-id"]) == (3, 0)
 
 
@@ -94,7 +94,7 @@ def test_sort_orders_added_under_one_id_both_commit(server: IcebergRestServer, n
             url(server, f"namespaces/{ns}/tables/s"), json={"requirements": [], "updates": updates}
         )
         assert response.status_code == 200, response.text
-    metadata = requests.get(url(server, f"namespaces/{ns}/tables/s"), timeout=10).json()["metadata"]
+    metadata = requests.get(url(server, f"namespaces/{ns}/tables/s"), timeout=60).json()["metadata"]
     assert sorted(o["order-id"] for o in metadata["sort-orders"]) == [0, 1, 2]
     assert metadata["default-sort-order-id"] == 2
 
@@ -103,7 +103,7 @@ def test_column_defaults_survive_create(server: IcebergRestServer, ns: str) -> N
     field = {"id": 1, "name": "c", "required": True, "type": "int", "initial-default": 12, "write-default": 10}
     schema = {"type": "struct", "schema-id": 0, "fields": [field]}
     create(server, ns, "d", schema=schema, properties={"format-version": "3"})
-    loaded = requests.get(url(server, f"namespaces/{ns}/tables/d"), timeout=10).json()["metadata"]
+    loaded = requests.get(url(server, f"namespaces/{ns}/tables/d"), timeout=60).json()["metadata"]
     served = loaded["schemas"][0]["fields"][0]
     assert (served["initial-default"], served["write-default"]) == (12, 10)
 
@@ -113,8 +113,8 @@ def test_missing_metadata_file_is_404(server: IcebergRestServer, ns: str) -> Non
     path = Path(location.removeprefix("file:").removeprefix("//"))
     path.rename(path.with_suffix(".moved"))
     try:
-        response = requests.get(url(server, f"namespaces/{ns}/tables/m"), timeout=10)
+        response = requests.get(url(server, f"namespaces/{ns}/tables/m"), timeout=60)
         assert (response.status_code, response.json()["error"]["type"]) == (404, "NotFoundException")
     finally:
         path.with_suffix(".moved").rename(path)
-    assert requests.get(url(server, f"namespaces/{ns}/tables/m"), timeout=10).status_code == 200
+    assert requests.get(url(server, f"namespaces/{ns}/tables/m"), timeout=60).status_code == 200
