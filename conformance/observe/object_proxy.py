@@ -8,7 +8,8 @@ the client's language. ``hold`` keeps chosen requests waiting before they reach 
 test releases them, to interleave a client's writes with other events.
 
 Each event also names its client: the access key id of the request's SigV4 signature, so that each
-writer of a schedule, signing with a key of its own, has its own record (``events(client)``).
+writer of a schedule, signing with a key of its own, has its own record (``events(client)``); a catalog
+client without a signature is named by its bearer token (``client_of``).
 ``arm(client)`` is a hold of that client's next PUT of a Delta commit file
 (``_delta_log/<version>.json``) until ``release(client)``: the engine is held at the commit
 boundary exactly as a slow store would hold it, and decides on its own what to do with the answer.
@@ -95,6 +96,17 @@ class Gate:
         if self.released or (self.once and self.arrived.is_set()):
             return False
         return (self.client is None or self.client == client) and self.match(method, path)
+
+
+def client_of(authorization: str) -> str:
+    """Who sent a request: the access key id of a SigV4 signature (an object store's client), else
+    the token of ``Bearer <token>`` (a catalog's client, e.g. an Iceberg REST or UC writer), else
+    ``anonymous``. Each writer of a schedule signs or authenticates as itself, so each has its own
+    record and its own holds, whichever kind of server the proxy fronts."""
+    if match := CREDENTIAL.search(authorization):
+        return match.group(1)
+    scheme, _, token = authorization.strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else ANONYMOUS
 
 
 def _commit_put(method: str, path: str) -> bool:
@@ -282,8 +294,7 @@ class RecordingProxy:
                 return self.rfile.read(length) if length else b""
 
             def _client(self) -> str:
-                match = CREDENTIAL.search(self.headers.get("Authorization", ""))
-                return match.group(1) if match else ANONYMOUS
+                return client_of(self.headers.get("Authorization", ""))
 
             def _handle(self) -> None:
                 method, target, client = self.command, self.path, self._client()
