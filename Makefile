@@ -17,11 +17,14 @@ RCK_JARS := .cache/jars/rck/.complete
 KERNEL_DIR := conformance/adapters/delta_kernel/java
 KERNEL_JARS := .cache/jars/kernel/.fetched
 KERNEL_DRIVER := .cache/kernel-driver/lakecert/kernel/Driver.class
+# Project Nessie's server (the nessie target): one self-contained Quarkus runner jar; runs on Java >= 21.
+NESSIE_VERSION := 0.99.0
+NESSIE_JAR := .cache/jars/nessie-quarkus-$(NESSIE_VERSION)-runner.jar
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: setup certify test lint selftest bench bench-spark docs clean rck-jars
 
-setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER)
+setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(NESSIE_JAR)
 
 # Jars for Spark, fetched once from Maven Central into the checkout (no resolver at run time).
 $(ICEBERG_JAR):
@@ -33,6 +36,12 @@ $(ICEBERG_JAR):
 $(ICEBERG_AWS_JAR):
 	mkdir -p .cache/jars
 	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-aws-bundle:1.11.0 -DoutputDirectory=.cache/jars
+	test -f $@
+
+# Nessie's runner jar (classifier `runner`, ~245 MB), for the nessie target and tests/test_nessie*.py.
+$(NESSIE_JAR):
+	mkdir -p .cache/jars
+	mvn -q dependency:copy -Dartifact=org.projectnessie.nessie:nessie-quarkus:$(NESSIE_VERSION):jar:runner -DoutputDirectory=.cache/jars
 	test -f $@
 
 # Every jar the pom lists, with their run-time dependencies; refetched when the pom changes.

@@ -24,6 +24,7 @@ BUILTIN_ADAPTERS = {
     "iceberg-rest": "conformance.adapters.iceberg_rest:IcebergRestTarget",
     "delta-kernel": "conformance.adapters.delta_kernel:DeltaKernelTarget",
     "delta-rs-engine": "conformance.adapters.delta_rs_engine:DeltaRsEngineTarget",
+    "nessie": "conformance.adapters.nessie:NessieTarget",
 }
 DESCRIPTIONS = {
     "uc": "any catalog speaking Unity Catalog's Delta commits API (options: url, token)",
@@ -35,6 +36,7 @@ DESCRIPTIONS = {
     "pyarrow-dataset": "naive reader: every Parquet file under the path, no log; profile delta-cm-path-access",
     "iceberg-rest": "any Iceberg REST catalog; profile iceberg-catalog-commit (options: uri, token, warehouse_dir)",
     "delta-kernel": "Delta Kernel 4.4.0 (Java) through the reference catalog served over UC's API; all client profiles",
+    "nessie": "Project Nessie 0.99 started by lakecert (Java 21+, moto S3); profile iceberg-catalog-commit",
 }
 
 

@@ -14,6 +14,10 @@ client without a signature is named by its bearer token (``client_of``).
 (``_delta_log/<version>.json``) until ``release(client)``: the engine is held at the commit
 boundary exactly as a slow store would hold it, and decides on its own what to do with the answer.
 
+``around(match, wrap)`` hands chosen requests to ``wrap`` together with a way to forward them, so
+a caller can decide when (and whether) a request reaches the upstream and read its answer: the
+holding proxy in front of an Iceberg REST catalog parks commit requests this way.
+
 ``curl(event)`` renders a recorded request as a curl command line (without its body and
 signature) for reproducers: what was asked of the store, replayable by hand against a store.
 """
@@ -67,6 +71,10 @@ class ProxyEvent:
 
 Observer = Callable[[ProxyEvent], None]
 Headers = list[tuple[str, str]]
+Answer = tuple[int, Headers, bytes]  # status, headers, body
+Forward = Callable[[], Answer]
+# wrap(method, target, headers, body, forward): the answer the client gets (usually forward()'s)
+Wrapper = Callable[[str, str, dict[str, str], bytes, Forward], Answer]
 
 
 class Gate:
@@ -128,6 +136,7 @@ class RecordingProxy:
         self._events: list[ProxyEvent] = []
         self._gates: list[Gate] = []
         self._armed: dict[str, Gate] = {}
+        self._wrappers: list[tuple[Callable[[str, str], bool], Wrapper]] = []
         self.observers: list[Observer] = []
         self._local = threading.local()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -173,6 +182,16 @@ class RecordingProxy:
             self._gates = [g for g in self._gates if not g.released]  # forget released ones
             self._gates.append(gate)
         return gate
+
+    def around(self, match: Callable[[str, str], bool], wrap: Wrapper) -> None:
+        """Requests whose ``(method, path)`` match go through ``wrap`` (the first that matches), which
+        calls ``forward()`` to reach the upstream. Recorded with the answer ``wrap`` returns."""
+        with self._lock:
+            self._wrappers.append((match, wrap))
+
+    def _wrapper_for(self, method: str, path: str) -> Wrapper | None:
+        with self._lock:
+            return next((wrap for match, wrap in self._wrappers if match(method, path)), None)
 
     # ------------------------------------------------------------------ a client's next commit
 
@@ -311,8 +330,13 @@ class RecordingProxy:
                 if gate is not None and not gate.wait(proxy._hold_timeout_s):
                     self._answer(503, [], b"held too long", close=False)
                     return
+                wrap = proxy._wrapper_for(method, target.partition("?")[0])
                 try:
-                    status, resp_headers, data = proxy._forward(method, target, headers, body)
+                    if wrap is None:
+                        status, resp_headers, data = proxy._forward(method, target, headers, body)
+                    else:
+                        forward: Forward = lambda: proxy._forward(method, target, headers, body)  # noqa: E731
+                        status, resp_headers, data = wrap(method, target, headers, body, forward)
                 except OSError:
                     # Recorded too: the client was told 502, and a reader of the record must know.
                     proxy._record(client, method, target, 502, body, conditional=conditional)

@@ -11,6 +11,11 @@ A writer is named by the ``X-Lakecert-Writer`` header (both Spark's and pyiceber
 every ``header.<name>`` catalog property as a header), or else by the ``lakecert.writer`` property of
 the snapshot summary it commits (``snapshot_properties`` in pyiceberg, ``snapshot-property.*`` in Spark).
 
+The same controller holds commits to any other REST catalog: lakecert's holding proxy
+(``conformance/adapters/catalog_proxy.py``) sits in front of it and hands every commit request it
+forwards to ``run`` (see there), so a hold, its release order and the history mean the same whichever
+catalog applies the commit.
+
 Nothing waits forever. A held request not released within the hold's timeout is answered 503 without
 being applied, and the harness gets ``ScheduleTimeout`` from ``outcome()``; ``wait_held`` raises
 ``ScheduleTimeout`` when the writers do not arrive in time.
@@ -25,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
+from typing import TypeVar
 
 from pyiceberg.table import CommitTableResponse
 from pyiceberg.table.update import AddSnapshotUpdate, AssertRefSnapshotId, TableRequirement, TableUpdate
@@ -34,6 +40,7 @@ from reference_impl.iceberg_rest.names import Namespace, dotted
 
 WRITER_HEADER = "X-Lakecert-Writer"
 WRITER_PROPERTY = "lakecert.writer"
+R = TypeVar("R")
 
 
 class ScheduleTimeout(TimeoutError):
@@ -307,6 +314,13 @@ class ScheduleController:
 
     def run_commit(self, arrival: CommitArrival, commit: Callable[[], CommitTableResponse]) -> CommitTableResponse:
         """Hold the request if a hold captures it, then run ``commit`` and record what it answered."""
+        return self.run(arrival, commit, response_outcome)
+
+    def run(self, arrival: CommitArrival, commit: Callable[[], R], outcome_of: Callable[[R], CommitOutcome]) -> R:
+        """``run_commit`` for any way of applying a commit: in this catalog (``commit`` returns its
+        response) or in another catalog behind lakecert's holding proxy (``commit`` forwards the request
+        and returns the upstream's answer). ``outcome_of`` reads the outcome from what ``commit``
+        returned; an ``IcebergApiError`` it raises is the outcome too. One hold mechanism for both."""
         with self.cond:
             seq = next(self._seq)
             hold = next((h for h in self._holds if h._captures(arrival)), None)
@@ -319,9 +333,9 @@ class ScheduleController:
         try:
             if held is not None:
                 held._await_release()
-            response = commit()
-            outcome = CommitOutcome(200, None, response.metadata_location, response.metadata.current_snapshot_id)
-            return response
+            result = commit()
+            outcome = outcome_of(result)
+            return result
         except errors.IcebergApiError as e:
             outcome = CommitOutcome(e.code, e.type)
             raise
@@ -330,3 +344,7 @@ class ScheduleController:
                 self._history.append(CommitRecord(seq, arrival, held is not None, outcome))
             if held is not None:
                 held._finish(outcome)
+
+
+def response_outcome(response: CommitTableResponse) -> CommitOutcome:
+    return CommitOutcome(200, None, response.metadata_location, response.metadata.current_snapshot_id)
