@@ -1,8 +1,10 @@
-"""Spark with the Iceberg runtime as an ``IcebergEngine``, committing through lakecert's REST catalog.
+"""Spark with the Iceberg runtime as an ``IcebergEngine``, committing through an Iceberg REST catalog.
 
 Every writer is its own Spark session (one SparkContext per run). A writer's SQL runs in a thread;
-its commit request is parked by the reference REST catalog's schedule controller until the check
-releases it, so the interleaving of real Spark writers is chosen by the check. When the catalog
+its commit request is parked by a schedule controller until the check releases it, so the
+interleaving of real Spark writers is chosen by the check. The catalog is lakecert's reference REST
+catalog (its controller holds the commits inside it) or any other REST catalog, Nessie included,
+behind lakecert's holding proxy (the same controller, in front of it: ``catalog_access.py``). When the catalog
 refuses a released commit (409), Spark refreshes, revalidates and retries on its own: the result
 is whatever Spark's own conflict validation decides.
 """
@@ -14,6 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.adapters.spark_iceberg.catalog_access import CatalogAccess, open_catalog
 from conformance.adapters.spark_iceberg.session import spark_session
 from conformance.contract.iceberg import (
     COLUMNS,
@@ -21,13 +24,12 @@ from conformance.contract.iceberg import (
     NotSupported,
     Operation,
     OpKind,
+    Row,
     TableRead,
     TableSetup,
 )
 from conformance.contract.target import TargetEnv
 from reference_impl.iceberg_rest.controller import Hold, ScheduleTimeout
-from reference_impl.iceberg_rest.fileio import s3_properties
-from reference_impl.iceberg_rest.runner import IcebergRestServer
 
 NAMESPACE = "lakecert"
 CATALOG = "lc"
@@ -85,6 +87,7 @@ class SparkHeld:
             return CommitResult(False, None, abort_reason(e))
         finally:
             self.hold.cancel()
+        self.engine.catalog.observe(self.table)
         if not held:  # it ended without asking the catalog for anything: no version is its own
             return CommitResult(False, None, "finished without a commit (nothing to change)")
         return CommitResult(True, self.engine.current_version(self.table))
@@ -94,17 +97,16 @@ class SparkIcebergEngine:
     """Spark (``spark.master`` from the config) writing Iceberg tables through the reference REST catalog."""
 
     def __init__(
-        self, env: TargetEnv, master: str = "local[2]", hold_timeout_s: float = 120.0, second_writer: str = "spark"
+        self,
+        env: TargetEnv,
+        master: str = "local[2]",
+        hold_timeout_s: float = 120.0,
+        second_writer: str = "spark",
+        catalog: str = "reference",
+        nessie: dict[str, Any] | None = None,
     ) -> None:
-        # Tables on S3: the catalog's own FileIO and every client's (through LoadTableResult.config).
-        io = s3_properties(env.s3) if env.s3 is not None and env.warehouse_uri.startswith("s3://") else {}
-        self.server = IcebergRestServer(
-            f"{env.warehouse_uri}/iceberg",
-            env.workdir / "iceberg-catalog.sqlite",
-            io_properties=io,
-            table_config=io,
-            hold_timeout_s=hold_timeout_s,
-        ).start()
+        self.catalog: CatalogAccess = open_catalog(env, catalog, hold_timeout_s, nessie or {}, self._read_at, NAMESPACE)
+        self.controller = self.catalog.controller
         self.spark = self._with_catalog(spark_session(master))
         self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{NAMESPACE}")
         self._sessions: dict[int, Any] = {}
@@ -113,13 +115,15 @@ class SparkIcebergEngine:
         if second_writer == "pyiceberg":
             from conformance.adapters.spark_iceberg.pyiceberg_writer import PyIcebergWriter
 
-            self._pyiceberg = PyIcebergWriter(self.server.client_properties(), NAMESPACE)
+            self._pyiceberg = PyIcebergWriter(self.catalog.client_properties(), NAMESPACE)
 
     def _with_catalog(self, session: Any) -> Any:
         # Catalogs are session configuration: each writer's session is pointed at this engine's server.
         session.conf.set(f"spark.sql.catalog.{CATALOG}", "org.apache.iceberg.spark.SparkCatalog")
         session.conf.set(f"spark.sql.catalog.{CATALOG}.type", "rest")
-        session.conf.set(f"spark.sql.catalog.{CATALOG}.uri", self.server.url)
+        session.conf.set(f"spark.sql.catalog.{CATALOG}.uri", self.catalog.uri)
+        for key, value in self.catalog.spark_properties().items():
+            session.conf.set(f"spark.sql.catalog.{CATALOG}.{key}", value)
         # Other writers commit behind this session's back: never read a cached, stale table.
         session.conf.set(f"spark.sql.catalog.{CATALOG}.cache-enabled", "false")
         return session
@@ -130,7 +134,7 @@ class SparkIcebergEngine:
         return self._sessions[writer]
 
     def _metadata(self, table: str) -> Any:
-        return self.server.service.load_table((NAMESPACE,), table).metadata
+        return self.catalog.metadata(NAMESPACE, table)
 
     def current_version(self, table: str) -> int:
         meta = self._metadata(table)
@@ -155,10 +159,11 @@ class SparkIcebergEngine:
         for rows in setup.data_files:  # one append, one data file, per group
             df = self.spark.createDataFrame(list(rows), SCHEMA_DDL).coalesce(1)
             df.writeTo(full).append()
+            self.catalog.observe(name)
         return self.read(name)
 
     def begin(self, table: str, writer: int, op: Operation) -> SparkHeld:
-        hold = self.server.controller.hold(NAMESPACE, table, count=1)  # the server's hold timeout
+        hold = self.controller.hold(NAMESPACE, table, count=1)  # the server's hold timeout
         start = self.current_version(table)
         future = self._pool.submit(self._runner(table, writer, op))
         # Return once the commit is parked, or the operation ended without reaching the catalog.
@@ -188,11 +193,17 @@ class SparkIcebergEngine:
         snapshot_id = next(
             (s.snapshot_id for s in self._metadata(table).snapshots if s.sequence_number == version), None
         )
+        if snapshot_id is None and (seen := self.catalog.seen(table, version)) is not None:
+            return TableRead(version, seen)  # a catalog that serves only its current snapshot (Nessie)
         if snapshot_id is None:
             raise ValueError(f"{table} has no version {version}")
         query = f"SELECT {', '.join(COLUMNS)} FROM {full} VERSION AS OF {snapshot_id}"
         return TableRead(version, tuple(sorted(tuple(r) for r in self.spark.sql(query).collect())))
 
+    def _read_at(self, table: str, snapshot_id: int) -> tuple[Row, ...]:
+        query = f"SELECT {', '.join(COLUMNS)} FROM {CATALOG}.{NAMESPACE}.{table} VERSION AS OF {snapshot_id}"
+        return tuple(sorted(tuple(r) for r in self.spark.sql(query).collect()))
+
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
-        self.server.stop()
+        self.catalog.close()

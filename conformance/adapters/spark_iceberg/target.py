@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from conformance.adapters.spark_iceberg.session import ICEBERG_VERSION, SPARK_VERSION
 from conformance.contract.delta import Catalog, DeltaClient, NotSupported
 from conformance.contract.iceberg import IcebergEngine
@@ -11,7 +13,11 @@ from conformance.contract.target import IcebergBudget, Kind, Side, TargetBase, T
 class SparkIcebergTarget(TargetBase):
     """Options (``targets: {spark-iceberg: {options: {...}}}``): ``master`` (``spark.master``, default
     ``local[2]``; point it at a cluster for heavy runs) and ``hold_timeout_s`` (how long a commit may
-    wait at the catalog, and a writer may take to reach it, before the check ends in ERROR)."""
+    wait at the catalog, and a writer may take to reach it, before the check ends in ERROR).
+    ``catalog`` chooses the REST catalog Spark commits through: ``reference`` (lakecert's, default),
+    ``nessie`` (Project Nessie started for the run, its own options under ``nessie``, as the
+    ``nessie`` target's), or the ``http://`` URI of any running REST catalog; any but the reference
+    is reached through lakecert's holding proxy, which holds the commits as the reference does."""
 
     name = "spark-iceberg"
     # One table per check and seconds per commit: the core matrix, no exhaustive schedules by default.
@@ -21,17 +27,28 @@ class SparkIcebergTarget(TargetBase):
 
     second_writer = "spark"
 
-    def __init__(self, master: str = "local[2]", hold_timeout_s: float = 120.0) -> None:
+    def __init__(
+        self,
+        master: str = "local[2]",
+        hold_timeout_s: float = 120.0,
+        catalog: str = "reference",
+        nessie: dict[str, Any] | None = None,
+    ) -> None:
         self.master = master
         self.hold_timeout_s = hold_timeout_s
+        self.catalog = catalog
+        self.nessie = dict(nessie or {})
 
     def version(self) -> str:
-        return f"Spark {SPARK_VERSION}, Iceberg {ICEBERG_VERSION}"
+        through = {"reference": "", "nessie": ", through Nessie 0.99.0"}.get(self.catalog, f", through {self.catalog}")
+        return f"Spark {SPARK_VERSION}, Iceberg {ICEBERG_VERSION}{through}"
 
     def make_engine(self, env: TargetEnv) -> IcebergEngine:
         from conformance.adapters.spark_iceberg.engine import SparkIcebergEngine  # starts the JVM: only when used
 
-        return SparkIcebergEngine(env, self.master, self.hold_timeout_s, self.second_writer)
+        return SparkIcebergEngine(
+            env, self.master, self.hold_timeout_s, self.second_writer, catalog=self.catalog, nessie=self.nessie
+        )
 
     def make_catalog(self, env: TargetEnv) -> Catalog:
         raise NotSupported("spark-iceberg has only the engine side")
