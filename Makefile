@@ -22,7 +22,7 @@ NESSIE_VERSION := 0.99.0
 NESSIE_JAR := .cache/jars/nessie-quarkus-$(NESSIE_VERSION)-runner.jar
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: setup certify test lint selftest bench bench-spark docs clean rck-jars
+.PHONY: setup certify test lint selftest bench bench-spark bench-nessie docs clean rck-jars
 
 setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(NESSIE_JAR)
 
@@ -96,6 +96,10 @@ bench: setup
 # Real Spark, minutes: the iceberg-row-delta profile on spark-iceberg (docs/benchmarks.md).
 bench-spark: setup
 	$(BIN)/python bench/spark_iceberg.py
+
+# Nessie: its start-up, the catalog profile on it, Spark's resurrected-row cell through it (minutes).
+bench-nessie: setup
+	$(BIN)/python bench/nessie.py
 
 docs: setup
 	$(BIN)/lakecert requirements --markdown > docs/requirements.md

@@ -28,7 +28,7 @@ BUILTIN_ADAPTERS = {
 }
 DESCRIPTIONS = {
     "uc": "any catalog speaking Unity Catalog's Delta commits API (options: url, token)",
-    "spark-iceberg": "Spark with the Iceberg runtime, through the reference REST catalog (options: master)",
+    "spark-iceberg": "Spark with the Iceberg runtime through a REST catalog (options: master, catalog)",
     "spark-pyiceberg": "spark-iceberg with pyiceberg as the second writer (its INSERTs and DELETEs)",
     "delta-rs": "delta-rs (deltalake) given only a table's path; profile delta-cm-path-access",
     "delta-rs-engine": "delta-rs writers on moto S3, commits held at the store; profile delta-row-conflicts",

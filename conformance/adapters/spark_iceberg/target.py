@@ -34,6 +34,9 @@ class SparkIcebergTarget(TargetBase):
         catalog: str = "reference",
         nessie: dict[str, Any] | None = None,
     ) -> None:
+        if catalog not in ("reference", "nessie") and not catalog.startswith("http://"):
+            # A configuration error (exit 2), before anything starts.
+            raise ValueError(f"option catalog is reference, nessie or a REST catalog's http:// URI, not {catalog!r}")
         self.master = master
         self.hold_timeout_s = hold_timeout_s
         self.catalog = catalog
