@@ -17,13 +17,14 @@ from typing import Any
 
 import pytest
 
-from conformance.adapters.nessie.java import MIN_JAVA, JavaNotFound, find_java, major_version
+from conformance.adapters.nessie.java import MIN_JAVA, JavaNotFound, find_java, has_java, major_version
 from conformance.adapters.nessie.server import JAR, jar_path
 from tests.helpers import lakecert, results
 
 pytestmark = [
     pytest.mark.xdist_group("nessie"),
     pytest.mark.skipif(not jar_path().is_file(), reason="the Nessie runner jar is fetched by `make setup`"),
+    pytest.mark.skipif(not has_java(), reason="Nessie needs a Java 21+ (none found)"),
 ]
 PROFILE = "iceberg-catalog-commit"
 

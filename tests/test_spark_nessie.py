@@ -18,12 +18,14 @@ from typing import Any
 
 import pytest
 
+from conformance.adapters.nessie.java import has_java
 from conformance.adapters.nessie.server import jar_path
 from tests.helpers import lakecert, results
 
 pytestmark = [
     pytest.mark.xdist_group("nessie"),
     pytest.mark.skipif(not jar_path().is_file(), reason="the Nessie runner jar is fetched by `make setup`"),
+    pytest.mark.skipif(not has_java(), reason="Nessie needs a Java 21+ (none found)"),
 ]
 CELL = "checks/iceberg/test_update_delete.py::test_update_then_delete_of_one_row[upd-mor-del-mor-snapshot-v2]"
 

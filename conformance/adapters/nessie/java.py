@@ -66,3 +66,11 @@ def find_java(option: str | None = None, minimum: int = MIN_JAVA) -> Path:
         tried.append(f"{java} ({'Java ' + str(found) if found else 'absent'})")
     listed = ", ".join(tried) or "nothing"
     raise JavaNotFound(f"Nessie needs Java {minimum}+; tried {listed} (set the java option or JAVA_HOME)")
+
+
+def has_java(minimum: int = MIN_JAVA) -> bool:
+    try:
+        find_java(None, minimum)
+    except JavaNotFound:
+        return False
+    return True
