@@ -54,17 +54,23 @@ def test_nessie_is_judged_and_its_verdicts_are_the_recorded_ones(nessie_run: tup
     assert res["run_info"]["target_version"].startswith("Project Nessie 0.99.0")
     statuses = {rid: r["status"] for rid, r in res["requirements"].items()}
     assert statuses == {
-        "ICE-CAT-ATOMIC-REQUIREMENTS": "FAIL",
+        "ICE-CAT-ATOMIC-REQUIREMENTS": "PASS",
+        "ICE-CAT-CONFLICT-TYPE": "WARN",
         "ICE-CAT-REFUSAL-NO-TRACE": "PASS",
         "ICE-CAT-REQUIREMENT-TYPES": "FAIL",
         "ICE-CAT-SNAPSHOTS-KEPT": "FAIL",
     }, statuses
     assert code == 1 and res["verdict"] == "NOT_CERTIFIED"
     checks = _by_test(res)
-    assert all(r["status"] in ("PASS", "FAIL") for r in checks.values()), "no check ended in ERROR"
-    # Atomicity held: one winner, every loser 409; only the loser's error type is not CommitFailedException.
-    atomic = checks["test_one_of_racing_commits_on_a_branch_wins"]
-    assert "(409, '')" in atomic["message"] and "commits requiring main = 1 applied" not in atomic["message"]
+    assert all(r["status"] in ("PASS", "FAIL", "WARN") for r in checks.values()), "no check ended in ERROR"
+    # Atomicity held (one winner, every loser 409); only the refusals' error type differs (a SHOULD).
+    assert checks["test_one_of_racing_commits_on_a_branch_wins"]["status"] == "PASS"
+    # Every requirement type is enforced; what fails is the create transaction (a 500, as for pyiceberg's).
+    assert all(r["status"] == "PASS" for n, r in checks.items() if n.startswith("test_requirement_is_enforced"))
+    create = checks["test_assert_create_refuses_an_existing_table_and_creates_a_new_one"]
+    assert create["status"] == "FAIL"
+    typed = [r for name, r in checks.items() if name.startswith("test_refused_commit_is_named_commit_failed")]
+    assert typed and all(r["status"] == "WARN" for r in typed)
     kept = checks["test_snapshots_and_refs_are_served_as_committed"]
     assert kept["status"] == "FAIL" and kept["violated"] == ["ICE-CAT-SNAPSHOTS-KEPT"]
 

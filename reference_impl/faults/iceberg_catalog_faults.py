@@ -21,6 +21,7 @@ from pyiceberg.table.update import (
 )
 
 from reference_impl.faults.base import fault
+from reference_impl.iceberg_rest import errors
 from reference_impl.iceberg_rest.catalog import RestCatalogService, metadata_file_location, metadata_json
 from reference_impl.iceberg_rest.names import Namespace
 
@@ -88,3 +89,19 @@ class DropsTags(RestCatalogService):
     def _to_store(self, metadata: TableMetadata) -> TableMetadata:
         refs = {name: ref for name, ref in metadata.refs.items() if ref.snapshot_ref_type != SnapshotRefType.TAG}
         return metadata.model_copy(update={"refs": refs})
+
+
+@fault(
+    "iceberg-catalog-untyped-conflict",
+    "iceberg-catalog",
+    breaks=("ICE-CAT-CONFLICT-TYPE",),
+    description="Refuses a commit whose requirement fails with 409 but names no error type (as Nessie 0.99 does).",
+)
+class UntypedConflict(RestCatalogService):
+    def _check_requirement(
+        self, namespace: Namespace, table: str, requirement: TableRequirement, base: TableMetadata | None
+    ) -> None:
+        try:
+            super()._check_requirement(namespace, table, requirement, base)
+        except errors.IcebergApiError as e:
+            raise errors.IcebergApiError(e.code, "", e.message) from None

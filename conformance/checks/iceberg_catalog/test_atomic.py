@@ -31,9 +31,12 @@ def test_one_of_racing_commits_on_a_branch_wins(rest: RestDriver) -> None:
     winners = [100 + i for i, a in enumerate(answers) if a.status == 200]
     assert len(winners) == 1, f"{len(winners)} of {RACERS} commits requiring main = 1 applied: {statuses}"
     losers = [a for a in answers if a.status != 200]
-    assert all(a.status == 409 and a.error_type == "CommitFailedException" for a in losers), [
-        (a.status, a.error_type) for a in losers
-    ]
+    # The error's type is judged by ICE-CAT-CONFLICT-TYPE (a SHOULD): engines read any 409 as a lost race.
+    assert all(a.status == 409 for a in losers), [a.status for a in losers]
     metadata = rest.load(table)["metadata"]
     assert metadata["refs"]["main"]["snapshot-id"] == winners[0]
-    assert sorted(s["snapshot-id"] for s in metadata["snapshots"]) == [1, winners[0]]
+    # Only a loser's snapshot served would break atomicity; whether older snapshots are still served
+    # is ICE-CAT-SNAPSHOTS-KEPT's to judge, not this rule's.
+    served = {s["snapshot-id"] for s in metadata["snapshots"]}
+    refused = {100 + i for i in range(RACERS)} - {winners[0]}
+    assert not served & refused, f"refused commits' snapshots are served: {sorted(served & refused)}"
