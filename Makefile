@@ -5,8 +5,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-ALLURE_VERSION := 2.46.1
-ALLURE := .cache/allure/node_modules/allure-commandline/dist/bin/allure
+# Allure 3 (npm `allure`, runs on Node: no JVM start per report); its allure2 plugin draws the
+# classic report with categories, environment, executor and the history trend.
+ALLURE_VERSION := 3.18.0
+ALLURE := .cache/allure3/node_modules/allure/cli.js
 # Spark 4.1 is the version both Delta and Iceberg publish for; pyspark is pinned in pyproject.toml.
 ICEBERG_JAR := .cache/jars/iceberg-spark-runtime-4.1_2.13-1.11.0.jar
 ICEBERG_AWS_JAR := .cache/jars/iceberg-aws-bundle-1.11.0.jar
@@ -53,10 +55,10 @@ $(KERNEL_DRIVER): $(KERNEL_JARS) $(wildcard $(KERNEL_DIR)/src/lakecert/kernel/*.
 	javac -nowarn -d .cache/kernel-driver -cp "$$(ls .cache/jars/kernel/*.jar | tr '\n' ':')" $(KERNEL_DIR)/src/lakecert/kernel/*.java
 	test -f $@
 
-# The pinned Allure command line (npm, runs on Java), local to the checkout: no global install.
+# The pinned Allure command line (npm, runs on Node), local to the checkout: no global install.
 $(ALLURE):
-	mkdir -p .cache/allure
-	npm install --silent --no-audit --no-fund --prefix .cache/allure allure-commandline@$(ALLURE_VERSION)
+	mkdir -p .cache/allure3
+	npm install --silent --no-audit --no-fund --prefix .cache/allure3 allure@$(ALLURE_VERSION)
 	test -x $@
 
 $(STAMP): pyproject.toml
