@@ -19,11 +19,14 @@ RCK_JARS := .cache/jars/rck/.complete
 KERNEL_DIR := conformance/adapters/delta_kernel/java
 KERNEL_JARS := .cache/jars/kernel/.fetched
 KERNEL_DRIVER := .cache/kernel-driver/lakecert/kernel/Driver.class
+# Wheels of the core dependencies and the build requirements: the packaging test builds and installs
+# lakecert in a fresh venv from these alone (no PyPI at test time).
+WHEELS := .cache/wheels/.complete
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: setup certify test lint selftest bench bench-spark docs clean rck-jars
 
-setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER)
+setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(WHEELS)
 
 # Jars for Spark, fetched once from Maven Central into the checkout (no resolver at run time).
 $(ICEBERG_JAR):
@@ -60,6 +63,12 @@ $(ALLURE):
 	mkdir -p .cache/allure3
 	npm install --silent --no-audit --no-fund --prefix .cache/allure3 allure@$(ALLURE_VERSION)
 	test -x $@
+
+$(WHEELS): pyproject.toml scripts/core_requirements.py | $(STAMP)
+	rm -rf .cache/wheels && mkdir -p .cache/wheels
+	$(BIN)/python scripts/core_requirements.py > .cache/wheels/requirements.txt
+	$(BIN)/python -m pip wheel --quiet -w .cache/wheels -r .cache/wheels/requirements.txt
+	touch $@
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -19,14 +19,27 @@ ROOT = Path(__file__).resolve().parents[1]
 # Packages a core install must not pull in: they belong to extras (pyproject.toml).
 EXTRAS_ONLY = ("pyspark", "pyiceberg", "fastapi", "uvicorn", "deltalake", "polars", "psycopg", "selenium")
 
+# Wheels of the core dependencies and build requirements, downloaded by `make setup`: with them the
+# build and the install use no index at all, so the test does not depend on PyPI being reachable, and
+# a core dependency missing from them (say an extra that crept into the core) fails the install.
+WHEELHOUSE = ROOT / ".cache" / "wheels"
+
+
+def _pip_env() -> dict[str, str]:
+    if not (WHEELHOUSE / ".complete").exists():
+        return {}  # set-up has not fetched them (an old checkout): PyPI, as a user would
+    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(WHEELHOUSE)}
+
+
 # One build and one venv for the module: with xdist its tests stay on one worker.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("packaging")]
 
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     # Nothing of this checkout or its settings leaks in (PYTHONPATH would show pip the checkout).
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LAKECERT", "PYTHON", "VIRTUAL_ENV"))}
-    # A hang guard only: a fresh install downloads its dependencies from PyPI.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LAKECERT", "PYTHON", "VIRTUAL_ENV", "PIP_"))}
+    env |= _pip_env()  # pip reads these in the build's isolated environment too
+    # A hang guard only: without the wheelhouse a fresh install downloads from PyPI.
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
 
 
