@@ -104,8 +104,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         target=args.target, seed=args.seed, profiles=_profiles_arg(args.profile)
     )
     require_extras(cfg)
-    out = _writable_dir(Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve(), "--out")
-    ctx = RunContext.open(cfg, out, partial=bool(args.select))
+    out = Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve()
+    created = next((p for p in [*reversed(out.parents), out] if not p.exists()), None)  # topmost new folder
+    _writable_dir(out, "--out")
+    try:
+        ctx = RunContext.open(cfg, out, partial=bool(args.select))
+    except ConfigError:
+        if created is not None:  # a typo'd target or profile leaves no empty folder behind
+            shutil.rmtree(created, ignore_errors=True)
+        raise
     _clear_stale(out)  # only once the run is sure to start: bad usage changes nothing
     try:
         with deadline(cfg.settings.deadlines.call_s, f"the preflight of {cfg.target}"):

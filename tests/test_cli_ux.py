@@ -213,3 +213,10 @@ def test_rerun_into_an_old_folder_clears_its_reports_but_bad_usage_keeps_them(tm
     assert lakecert("run", "--profile", "delta-cm-reader", "--out", str(out)).returncode == 0
     assert not (out / "matrix.html").exists() and not (out / "allure-report").exists()
     assert results(out)["verdict"] == "CERTIFIED"
+
+
+def test_a_typo_in_the_target_changes_nothing_on_disk(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "run"
+    proc = lakecert("run", "--target", "refrence", "--out", str(out))
+    assert proc.returncode == 2 and "'reference'" in proc.stderr  # did you mean, with the right name
+    assert not (tmp_path / "new").exists()  # not even the empty folders --out would have made
