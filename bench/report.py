@@ -1,10 +1,11 @@
-"""Benchmark: wall time of `lakecert report` (JUnit, the Allure HTML, the matrix) on one run.
+"""Benchmark: wall and CPU time of `lakecert report` (JUnit, the Allure HTML, the matrix) on one run.
 
 Makes one run of the reference on all its profiles (the largest allure-results of a default run),
 then times `lakecert report` on it N times in fresh processes, as a user would, with the lakecert
 of ``--code`` (a checkout: its package and its .cache/ Allure). Point ``--code`` at a checkout of
 an earlier commit to compare (before: Allure 2 on Java; after: Allure 3 on Node). Prints a
-Markdown row for docs/benchmarks.md. Not a test: nothing here asserts a time.
+Markdown row for docs/benchmarks.md. CPU time counts lakecert and the Allure it starts (a JVM or
+Node): on a machine other jobs load it is steadier than wall time. Not a test: nothing here asserts a time.
 
     .venv/bin/python bench/report.py [--repeat 5] [--code /path/to/checkout] [--from RUN_DIR]
 """
