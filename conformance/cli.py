@@ -185,9 +185,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def _allure_report(run_dir: Path, results: dict[str, Any], args: argparse.Namespace) -> bool:
     """The run's Allure HTML, its trend carried on from the target's history; False on failure."""
-    from conformance.report.allure_cli import AllureMissing, generate
+    from conformance.report.allure_cli import AllureMissing, allure_bin, generate
 
     info = results["run_info"]
+    try:
+        allure_bin()  # before the history is touched
+    except AllureMissing as e:
+        print(f"lakecert: cannot build the Allure report: {e}", file=sys.stderr)
+        return False
     history = None
     if not args.no_history:
         history = allure_history.history_file(run_dir, str(info["target"]))

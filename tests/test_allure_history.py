@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import lakecert
+from conformance.report.allure_cli import ALLURE_VERSION
+from tests.helpers import REPO, lakecert
 from tests.tooling.allure_report import embedded, result_cases
 
 TARGET = "faulty:ratify-twice"
@@ -75,3 +76,18 @@ def test_categories_sort_failures_by_profile_in_the_drawn_report(root: Path) -> 
     environment = embedded(root / "run1" / "allure-report" / "index.html")["widgets/environment.json"]
     assert {"name": "Target", "values": [TARGET]} in environment
     assert json.loads((root / "run1" / "allure-report" / "summary.json").read_text())
+
+
+def test_the_pinned_allure_is_the_one_set_up_installs() -> None:
+    makefile = (REPO / "Makefile").read_text()
+    assert f"ALLURE_VERSION := {ALLURE_VERSION}\n" in makefile
+
+
+def test_a_missing_allure_is_a_usage_error_that_changes_no_report(root: Path) -> None:
+    _report(str(root / "run1"))
+    before = (root / "run1" / "allure-report" / "index.html").read_bytes(), (root / HISTORY).read_bytes()
+    proc = lakecert("report", str(root / "run1"), env={"LAKECERT_ALLURE": str(root / "no-such-allure")})
+    assert proc.returncode == 2
+    assert "make setup" in proc.stderr and "--no-allure" in proc.stderr  # names the fix
+    after = (root / "run1" / "allure-report" / "index.html").read_bytes(), (root / HISTORY).read_bytes()
+    assert after == before

@@ -68,6 +68,7 @@ def generate(results_dir: Path, report_dir: Path, *, name: str, history: Path | 
     With ``history``, the report's trend charts show the earlier reports recorded there, and this
     report is appended to it.
     """
+    command = _command(allure_bin())  # before anything changes: a missing Allure leaves the old report
     if report_dir.is_dir():
         shutil.rmtree(report_dir)  # no page of an earlier report survives beside the new one
     config: dict[str, object] = {
@@ -83,7 +84,7 @@ def generate(results_dir: Path, report_dir: Path, *, name: str, history: Path | 
         rc.write_text(json.dumps(config))
         # ALLURE_NO_ANALYTICS=true keeps the page from loading an analytics script: reports open offline.
         subprocess.run(
-            [*_command(allure_bin()), "generate", "--config", str(rc), "--cwd", tmp, str(results_dir.resolve())],
+            [*command, "generate", "--config", str(rc), "--cwd", tmp, str(results_dir.resolve())],
             check=True,
             capture_output=True,
             text=True,
