@@ -94,6 +94,7 @@ selftest: setup
 bench: setup
 	$(BIN)/python bench/delta_profiles.py
 	$(BIN)/python bench/iceberg_model.py
+	$(BIN)/python bench/report.py
 
 # Real Spark, minutes: the iceberg-row-delta profile on spark-iceberg (docs/benchmarks.md).
 bench-spark: setup
