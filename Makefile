@@ -5,8 +5,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-ALLURE_VERSION := 2.46.1
-ALLURE := .cache/allure/node_modules/allure-commandline/dist/bin/allure
+# Allure 3 (npm `allure`, runs on Node: no JVM start per report); its allure2 plugin draws the
+# classic report with categories, environment, executor and the history trend.
+ALLURE_VERSION := 3.18.0
+ALLURE := .cache/allure3/node_modules/allure/cli.js
 # Spark 4.1 is the version both Delta and Iceberg publish for; pyspark is pinned in pyproject.toml.
 ICEBERG_JAR := .cache/jars/iceberg-spark-runtime-4.1_2.13-1.11.0.jar
 ICEBERG_AWS_JAR := .cache/jars/iceberg-aws-bundle-1.11.0.jar
@@ -20,11 +22,14 @@ KERNEL_DRIVER := .cache/kernel-driver/lakecert/kernel/Driver.class
 # Project Nessie's server (the nessie target): one self-contained Quarkus runner jar; runs on Java >= 21.
 NESSIE_VERSION := 0.99.0
 NESSIE_JAR := .cache/jars/nessie-quarkus-$(NESSIE_VERSION)-runner.jar
+# Wheels of the core dependencies and the build requirements: the packaging test builds and installs
+# lakecert in a fresh venv from these alone (no PyPI at test time).
+WHEELS := .cache/wheels/.complete
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: setup certify test lint selftest bench bench-spark bench-nessie docs clean rck-jars
 
-setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(NESSIE_JAR)
+setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(NESSIE_JAR) $(WHEELS)
 
 # Jars for Spark, fetched once from Maven Central into the checkout (no resolver at run time).
 $(ICEBERG_JAR):
@@ -62,11 +67,17 @@ $(KERNEL_DRIVER): $(KERNEL_JARS) $(wildcard $(KERNEL_DIR)/src/lakecert/kernel/*.
 	javac -nowarn -d .cache/kernel-driver -cp "$$(ls .cache/jars/kernel/*.jar | tr '\n' ':')" $(KERNEL_DIR)/src/lakecert/kernel/*.java
 	test -f $@
 
-# The pinned Allure command line (npm, runs on Java), local to the checkout: no global install.
+# The pinned Allure command line (npm, runs on Node), local to the checkout: no global install.
 $(ALLURE):
-	mkdir -p .cache/allure
-	npm install --silent --no-audit --no-fund --prefix .cache/allure allure-commandline@$(ALLURE_VERSION)
+	mkdir -p .cache/allure3
+	npm install --silent --no-audit --no-fund --prefix .cache/allure3 allure@$(ALLURE_VERSION)
 	test -x $@
+
+$(WHEELS): pyproject.toml scripts/core_requirements.py | $(STAMP)
+	rm -rf .cache/wheels && mkdir -p .cache/wheels
+	$(BIN)/python scripts/core_requirements.py > .cache/wheels/requirements.txt
+	$(BIN)/python -m pip wheel --quiet -w .cache/wheels -r .cache/wheels/requirements.txt
+	touch $@
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -92,6 +103,7 @@ selftest: setup
 bench: setup
 	$(BIN)/python bench/delta_profiles.py
 	$(BIN)/python bench/iceberg_model.py
+	$(BIN)/python bench/report.py
 
 # Real Spark, minutes: the iceberg-row-delta profile on spark-iceberg (docs/benchmarks.md).
 bench-spark: setup

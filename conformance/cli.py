@@ -13,17 +13,13 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-
-import pytest
+from typing import Any
 
 from conformance.config import ConfigError, json_schema, load_config
-from conformance.contract.target import TargetUnavailable, run_preflight
 from conformance.extras import require_extras
-from conformance.observe.deadline import DeadlineExceeded, deadline
-from conformance.plugin import plugins
-from conformance.registry import list_targets
+from conformance.report import allure_history
 from conformance.report.summary import print_summary
-from conformance.run_context import SUITE_VERSION, RunContext
+from conformance.version import SUITE_VERSION
 from reference_impl.server.cli import add_serve_arguments, serve_main
 
 PKG_DIR = Path(__file__).parent
@@ -70,7 +66,15 @@ def _writable_dir(path: Path, what: str) -> Path:
 
 # What an earlier run into the same --out left that this run would not overwrite: the HTML would
 # otherwise show the old run beside the new results.
-STALE = ("allure-report", "matrix.html", "reproducers", "junit.xml", "certificate.json", "results.json")
+STALE = (
+    "allure-report",
+    "matrix.html",
+    "reproducers",
+    "junit.xml",
+    "certificate.json",
+    "results.json",
+    allure_history.MARKER,  # a new run adds its own point to the trend
+)
 
 
 def _clear_stale(out: Path) -> None:
@@ -87,12 +91,28 @@ def _raise_interrupt(signum: int, frame: object) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    # The run's machinery (pytest, the targets, pyiceberg) is imported here, not at the top: the
+    # other commands (report, --version, gate ...) start in a fraction of the time without it.
+    import pytest
+
+    from conformance.contract.target import TargetUnavailable, run_preflight
+    from conformance.observe.deadline import DeadlineExceeded, deadline
+    from conformance.plugin import plugins
+    from conformance.run_context import RunContext
+
     cfg = load_config(Path(args.config) if args.config else None).with_overrides(
         target=args.target, seed=args.seed, profiles=_profiles_arg(args.profile)
     )
     require_extras(cfg)
-    out = _writable_dir(Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve(), "--out")
-    ctx = RunContext.open(cfg, out, partial=bool(args.select))
+    out = Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve()
+    created = next((p for p in [*reversed(out.parents), out] if not p.exists()), None)  # topmost new folder
+    _writable_dir(out, "--out")
+    try:
+        ctx = RunContext.open(cfg, out, partial=bool(args.select))
+    except ConfigError:
+        if created is not None:  # a typo'd target or profile leaves no empty folder behind
+            shutil.rmtree(created, ignore_errors=True)
+        raise
     _clear_stale(out)  # only once the run is sure to start: bad usage changes nothing
     try:
         with deadline(cfg.settings.deadlines.call_s, f"the preflight of {cfg.target}"):
@@ -137,7 +157,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from conformance.report.allure_cli import AllureMissing, generate
     from conformance.report.junit import write_junit
     from conformance.report.matrix import write_matrix
 
@@ -146,25 +165,60 @@ def cmd_report(args: argparse.Namespace) -> int:
     if missing:
         print(f"lakecert: no results.json in {missing}", file=sys.stderr)
         return USAGE_ERROR
-    for d in dirs:
-        write_junit(json.loads((d / "results.json").read_text()), d / "junit.xml")
-        if not args.no_allure and (d / "allure-results").is_dir():
-            print("building the Allure HTML report (Allure's command line on Java; about half a minute)...", flush=True)
-            try:
-                print(f"allure report: {generate(d / 'allure-results', d / 'allure-report')}")
-            except (AllureMissing, OSError, subprocess.CalledProcessError) as e:
-                print(f"lakecert: cannot build the Allure report: {e}", file=sys.stderr)
-                return USAGE_ERROR
-        print(f"junit:         {d / 'junit.xml'}")
+    for i, d in enumerate(dirs, 1):
+        results = json.loads((d / "results.json").read_text())
+        print(f"[{i}/{len(dirs)}] {d} ({results['run_info']['target']})", flush=True)
+        write_junit(results, d / "junit.xml")
+        print(f"  junit:         {d / 'junit.xml'}", flush=True)
+        if not args.no_allure and (d / "allure-results").is_dir() and not _allure_report(d, results, args):
+            return USAGE_ERROR
     out = (
         Path(args.out)
         if args.out
         else (dirs[0] if len(dirs) == 1 else Path(f"reports/matrix-{time.strftime('%Y%m%d-%H%M%S')}"))
     )
-    print(f"matrix:        {write_matrix(dirs, out / 'matrix.html')}")
+    print(f"matrix:          {write_matrix(dirs, out / 'matrix.html')}")
     if args.github_summary:
         return _github_summary(args.github_summary, dirs)
     return 0
+
+
+def _allure_report(run_dir: Path, results: dict[str, Any], args: argparse.Namespace) -> bool:
+    """The run's Allure HTML, its trend carried on from the target's history; False on failure."""
+    from conformance.report.allure_cli import AllureMissing, allure_bin, generate
+
+    info = results["run_info"]
+    try:
+        allure_bin()  # before the history is touched
+    except AllureMissing as e:
+        print(f"lakecert: cannot build the Allure report: {e}", file=sys.stderr)
+        return False
+    history = None
+    if not args.no_history:
+        history = allure_history.history_file(run_dir, str(info["target"]))
+        if args.history_dir:
+            history = Path(args.history_dir) / history.name
+        allure_history.forget_previous_report(run_dir, history)
+    verdict = "partial run, not a certification" if info.get("partial") else results["verdict"]
+    n = len(list((run_dir / "allure-results").glob("*-result.json")))
+    print(f"  allure:        {n} results -> HTML (Allure 3, Node)...", end="", flush=True)
+    started = time.monotonic()
+    try:
+        index = generate(
+            run_dir / "allure-results",
+            run_dir / "allure-report",
+            name=f"lakecert: {info['target']} - {verdict}",
+            history=history,
+        )
+    except (AllureMissing, OSError, subprocess.CalledProcessError) as e:
+        detail = (e.stderr or "").strip().splitlines()[-1:] if isinstance(e, subprocess.CalledProcessError) else []
+        print(f"\nlakecert: cannot build the Allure report: {e} {' '.join(detail)}".rstrip(), file=sys.stderr)
+        return False
+    print(f" {time.monotonic() - started:.1f} s\n  allure report: {index}", flush=True)
+    if history is not None:
+        points = allure_history.remember_report(run_dir, history)
+        print(f"  allure trend:  {points} report(s) of {info['target']} in {history}", flush=True)
+    return True
 
 
 def _github_summary(where: str, dirs: list[Path]) -> int:
@@ -271,6 +325,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_targets(args: argparse.Namespace) -> int:
+    from conformance.registry import list_targets
+
     cfg = load_config(Path(args.config) if args.config else None)
     rows = list_targets(cfg)
     if args.json:
@@ -337,6 +393,13 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("dirs", nargs="+", help="run directories (each with results.json)")
     rp.add_argument("--out", help="where to write matrix.html (default: the run directory, or reports/matrix-*)")
     rp.add_argument("--no-allure", action="store_true", help="skip the Allure HTML report")
+    rp.add_argument(
+        "--history-dir",
+        metavar="DIR",
+        help="where each target's Allure history (trend) file lives (default: allure-history/ beside the run"
+        " directories, e.g. reports/allure-history/)",
+    )
+    rp.add_argument("--no-history", action="store_true", help="neither read nor extend the Allure history")
     rp.add_argument(
         "--github-summary",
         nargs="?",

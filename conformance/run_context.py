@@ -36,12 +36,12 @@ from conformance.observe.deadline import DeadlineExceeded, deadline
 from conformance.registry import build_target
 from conformance.report.results import RunSummary
 from conformance.requirements import load_all, profiles
+from conformance.version import SUITE_VERSION
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.storage import S3Settings, make_storage
 from reference_impl.target import make_reference_catalog
 
 T = TypeVar("T")
-SUITE_VERSION = "0.1.0"
 SIDE_OF_PROFILE = {
     "delta-cm-catalog": "catalog",
     "delta-cm-writer": "client",

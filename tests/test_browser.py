@@ -20,6 +20,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from conformance.requirements import load_all
 from tests.helpers import REPO, lakecert
+from tests.tooling.allure_report import result_cases
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -55,7 +56,10 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chro
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("reports")
-    faulty, reference = base / "faulty", base / "reference"
+    faulty, reference, earlier = base / "faulty", base / "reference", base / "faulty-earlier"
+    # An earlier run of the same target in the same root, reported first: the trend has two points.
+    assert lakecert("run", "--target", "faulty:ratify-twice", "--seed", "7", "--out", str(earlier)).returncode == 1
+    assert lakecert("report", str(earlier)).returncode == 0
     assert lakecert("run", "--target", "faulty:ratify-twice", "--out", str(faulty)).returncode == 1
     assert lakecert("run", "--profile", "delta-cm-catalog", "--out", str(reference)).returncode == 0
     assert lakecert("report", str(faulty), str(reference), "--out", str(base / "matrix")).returncode == 0
@@ -118,5 +122,49 @@ def test_allure_report_shows_run_metadata(browser: webdriver.Chrome, matrix: Pat
     browser.get(report.as_uri())
     WebDriverWait(browser, 30).until(lambda d: "faulty:ratify-twice" in d.page_source)
     WebDriverWait(browser, 30).until(lambda d: "Product defect: delta-cm-catalog" in d.page_source)
+    # The trend chart draws the earlier report of the same target: one slice per report, two.
+    WebDriverWait(browser, 30).until(
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, "[data-id=history-trend] svg .slice")) == 2
+    )
     browser.save_screenshot(str(ARTIFACTS / "allure-overview.png"))
+    assert not _script_errors(browser)
+
+
+SWIMLANE_CHECK = "checks/iceberg/test_abort.py::test_aborted_writes_leave_no_trace[upd-cow-del-cow-snapshot-v2]"
+
+
+@pytest.fixture(scope="module")
+def iceberg_failure(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("iceberg") / "run"
+    proc = lakecert(
+        "run",
+        "--target",
+        "faulty:abort-after-swap",
+        "--profile",
+        "iceberg-row-delta",
+        "--select",
+        SWIMLANE_CHECK,
+        "--out",
+        str(out),
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert lakecert("report", str(out)).returncode == 0
+    return out
+
+
+def test_allure_report_shows_the_schedule_swimlanes(browser: webdriver.Chrome, iceberg_failure: Path) -> None:
+    index = iceberg_failure / "allure-report" / "index.html"
+    case = next(c for c in result_cases(index) if c["status"] == "failed")
+    browser.get(f"{index.as_uri()}#testresult/{case['uid']}")
+    WebDriverWait(browser, 30).until(lambda d: d.find_elements(By.XPATH, "//*[text()='schedule (swimlanes)']"))
+    browser.find_element(By.XPATH, "//*[text()='schedule (swimlanes)']").click()
+    # The SVG opens inline as a picture (an <img> or an embedded document), with the writers' lanes.
+    WebDriverWait(browser, 30).until(
+        lambda d: [
+            e
+            for e in d.find_elements(By.CSS_SELECTOR, ".attachment img, .attachment object, .attachment iframe")
+            if e.size["height"] > 50
+        ]
+    )
+    browser.save_screenshot(str(ARTIFACTS / "allure-swimlanes.png"))
     assert not _script_errors(browser)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from conformance.cli import build_parser
 from conformance.config import load_config
+from conformance.report.allure_cli import ALLURE_VERSION
 from conformance.requirements import load_all
 from tests.helpers import REPO, lakecert, results
 
@@ -190,6 +192,11 @@ def test_vendor_workflow_uses_the_wheel_and_the_builtin_uc_target() -> None:
     assert set(cfg.target_options()) == {"url", "token"}
     for path in (REPO / "docs/examples").glob("*.yml"):
         assert ".whl" in "\n".join(s.get("run", "") for s in _steps(path)), path
+    # The Allure it installs is the pinned one, and its report command parses (trend kept in a cache).
+    assert f"npm install -g allure@{ALLURE_VERSION}" in runs
+    report = next(line for line in runs.splitlines() if line.startswith("lakecert report "))
+    parsed = build_parser().parse_args(shlex.split(report)[1:])
+    assert parsed.history_dir and any(s.get("uses", "").startswith("actions/cache@") for s in steps)
 
 
 def test_missing_extras_are_named_before_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -213,3 +220,10 @@ def test_rerun_into_an_old_folder_clears_its_reports_but_bad_usage_keeps_them(tm
     assert lakecert("run", "--profile", "delta-cm-reader", "--out", str(out)).returncode == 0
     assert not (out / "matrix.html").exists() and not (out / "allure-report").exists()
     assert results(out)["verdict"] == "CERTIFIED"
+
+
+def test_a_typo_in_the_target_changes_nothing_on_disk(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "run"
+    proc = lakecert("run", "--target", "refrence", "--out", str(out))
+    assert proc.returncode == 2 and "'reference'" in proc.stderr  # did you mean, with the right name
+    assert not (tmp_path / "new").exists()  # not even the empty folders --out would have made

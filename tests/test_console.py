@@ -56,6 +56,9 @@ def test_failing_run_prints_why_and_a_rerun_that_reproduces_when_pasted(out: Pat
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "never-printed" not in proc.stdout + proc.stderr
     assert "failed," not in proc.stdout and " passed" not in proc.stdout  # pytest's own summary line
+    # No reprs of the suite's objects from pytest's assertion introspection ("+  where ... object at").
+    assert " object at 0x" not in proc.stdout and "+  where" not in proc.stdout
+    assert all(" object at 0x" not in r["message"] for r in results(out)["results"])
     failing = [r for r in results(out)["results"] if r["status"] == "FAIL"]
     assert failing
     for row in failing:

@@ -15,18 +15,33 @@ from pathlib import Path
 
 import pytest
 
+from reference_impl.server.runner import ServerProcess
+
 ROOT = Path(__file__).resolve().parents[1]
 # Packages a core install must not pull in: they belong to extras (pyproject.toml).
 EXTRAS_ONLY = ("pyspark", "pyiceberg", "fastapi", "uvicorn", "deltalake", "polars", "psycopg", "selenium")
+
+# Wheels of the core dependencies and build requirements, downloaded by `make setup`: with them the
+# build and the install use no index at all, so the test does not depend on PyPI being reachable, and
+# a core dependency missing from them (say an extra that crept into the core) fails the install.
+WHEELHOUSE = ROOT / ".cache" / "wheels"
+
+
+def _pip_env() -> dict[str, str]:
+    if not (WHEELHOUSE / ".complete").exists():
+        return {}  # set-up has not fetched them (an old checkout): PyPI, as a user would
+    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(WHEELHOUSE)}
+
 
 # One build and one venv for the module: with xdist its tests stay on one worker.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("packaging")]
 
 
-def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def _run(cmd: list[str], cwd: Path, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     # Nothing of this checkout or its settings leaks in (PYTHONPATH would show pip the checkout).
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LAKECERT", "PYTHON", "VIRTUAL_ENV"))}
-    # A hang guard only: a fresh install downloads its dependencies from PyPI.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LAKECERT", "PYTHON", "VIRTUAL_ENV", "PIP_"))}
+    env |= _pip_env() | (extra_env or {})  # pip reads these in the build's isolated environment too
+    # A hang guard only: without the wheelhouse a fresh install downloads from PyPI.
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
 
 
@@ -113,3 +128,17 @@ def test_a_target_whose_extras_are_missing_is_a_usage_error(core_venv: Path, tmp
         assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
         assert "lakecert[" in proc.stderr
         assert not (tmp_path / "run" / "results.json").exists()
+
+
+def test_installed_wheel_certifies_a_catalog_over_http(core_venv: Path, tmp_path: Path) -> None:
+    """The core install's reason to exist: the built-in `uc` target against a served catalog.
+
+    The catalog is `lakecert serve` of this checkout (its `server` extra), in its own process on a
+    loopback port; the core install is only the client."""
+    with ServerProcess(str(tmp_path / "catalog.sqlite"), timeout_s=600) as server:  # a hang guard only
+        env = {"LAKECERT__targets__uc__options__url": server.url}
+        cmd = [str(core_venv / "bin/lakecert"), "run", "--target", "uc", "--profile", "delta-cm-catalog"]
+        proc = _run([*cmd, "--out", "run"], tmp_path, env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    res = json.loads((tmp_path / "run/results.json").read_text())
+    assert res["run_info"]["target"] == "uc" and res["profiles"] == {"delta-cm-catalog": {"verdict": "CERTIFIED"}}

@@ -58,6 +58,9 @@ def test_schedule_of_a_failing_check_is_drawn(out: Path) -> None:
         for r in attachments
         for a in r.get("attachments", [])
     )
+    # Parameters read in words (the setup's description), not as dataclass reprs.
+    params = {p["name"]: p["value"] for r in attachments for p in r.get("parameters", [])}
+    assert "snapshot isolation" in params["setup"] and "TableSetup(" not in params["setup"]
 
 
 def test_no_picture_without_operations() -> None:

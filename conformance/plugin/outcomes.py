@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -110,6 +111,23 @@ def _levels(ids: list[str]) -> set[str]:
     return {known[i].level for i in ids if i in known}
 
 
+# pytest's assertion rewriting explains an assert with lines like "+  where None = f(<obj at 0x..>)",
+# then a diff and hints at its own options: reprs of the suite's internals, not why the rule broke.
+# The traceback (Allure's trace, the reproducer) keeps them for whoever debugs the suite.
+_WHERE = re.compile(r"^\s*\+\s+(where|and)\b")
+_TAIL = re.compile(r"^\s*(Full diff:|Use -v to get more diff|\.\.\.Full output truncated)")
+
+
+def _without_introspection(text: str) -> str:
+    kept = []
+    for line in text.splitlines():
+        if _TAIL.match(line):
+            break
+        if not _WHERE.match(line):
+            kept.append(line)
+    return "\n".join(kept).strip() or text
+
+
 def message_of(exc: BaseException, ids: list[str]) -> str:
     text = str(exc).strip()
     if isinstance(exc, DeadlineExceeded):
@@ -118,7 +136,7 @@ def message_of(exc: BaseException, ids: list[str]) -> str:
     if _is_flaky(exc):
         return f"flaky product behaviour: the same steps gave different answers when replayed ({type(exc).__name__})"
     if isinstance(exc, AssertionError | pytest.fail.Exception):
-        return text.splitlines()[0][:2000] if isinstance(exc, Violation) else text[:2000]
+        return text.splitlines()[0][:2000] if isinstance(exc, Violation) else _without_introspection(text)[:2000]
     prefix = ""
     if not isinstance(exc, PRODUCT_FAULTS) and blames_product(exc):
         prefix = "could not interpret what the target did: "

@@ -51,6 +51,16 @@ def _title(item: pytest.Item, reqs: list[Requirement]) -> None:
     allure.dynamic.title(f"{', '.join(r.id for r in reqs)}: {reqs[0].statement} - {check}{param}")
     allure.dynamic.description("\n\n".join(f"**{r.id}** ({r.level}, {r.section}): {r.statement}" for r in reqs))
     allure.dynamic.label(NODEID_LABEL, item.nodeid)
+    _readable_parameters(callspec.params if callspec is not None else {})
+
+
+def _readable_parameters(params: dict[str, object]) -> None:
+    """A parameter that can describe itself is shown in words, not as its dataclass repr."""
+    for name, value in params.items():
+        describe = getattr(value, "describe", None)
+        text = describe() if callable(describe) else None
+        if isinstance(text, str):
+            allure.dynamic.parameter(name, text)
 
 
 def _label(reqs: list[Requirement], ctx: RunContext) -> None:

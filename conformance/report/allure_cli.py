@@ -1,42 +1,96 @@
 """The pinned Allure command line, installed by the project's set-up (`make setup`).
 
-It lives in ``.cache/allure`` of the repository (npm ``allure-commandline``, needs Java), or
-wherever ``LAKECERT_ALLURE`` points.
+Allure 3 (npm ``allure``) runs on Node, so a report costs no JVM start. It lives in
+``.cache/allure3`` of the repository, or wherever ``LAKECERT_ALLURE`` points, or is an Allure 3
+``allure`` on PATH (``npm install -g allure@VERSION``). Its ``allure2`` plugin draws the classic
+report: it reads the categories, environment and executor files lakecert writes into the results,
+and draws the trend charts from a history file (JSON lines, one point per report) that
+:mod:`conformance.report.allure_history` keeps per target in the ``--out`` root.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
-ALLURE_VERSION = "2.46.1"  # keep in step with the Makefile
-DEFAULT = Path(__file__).resolve().parents[2] / ".cache" / "allure" / "node_modules" / "allure-commandline" / "dist"
+ALLURE_VERSION = "3.18.0"  # keep in step with the Makefile
+DEFAULT = Path(__file__).resolve().parents[2] / ".cache" / "allure3" / "node_modules" / "allure" / "cli.js"
+# How many earlier reports the trend keeps: enough for a release cycle, and the file stays small.
+HISTORY_LIMIT = 50
 
 
 class AllureMissing(RuntimeError):
-    """No Allure command line where the set-up installs it."""
+    """No Allure 3 command line where the set-up installs it."""
+
+
+def _on_path() -> Path | None:
+    """An ``allure`` on PATH, if it is Allure 3 (Allure 2's takes other options)."""
+    found = shutil.which("allure")
+    if found is None:
+        return None
+    try:
+        version = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return Path(found) if version.startswith("3.") else None
 
 
 def allure_bin() -> Path:
-    path = Path(os.environ.get("LAKECERT_ALLURE") or DEFAULT / "bin" / "allure")
+    configured = os.environ.get("LAKECERT_ALLURE")
+    path = Path(configured) if configured else DEFAULT if DEFAULT.exists() else _on_path() or DEFAULT
     if not path.exists():
         raise AllureMissing(
             f"Allure {ALLURE_VERSION} not found at {path}: in a checkout run make setup; otherwise install it"
-            f" (npm install allure-commandline@{ALLURE_VERSION}, runs on Java) and set LAKECERT_ALLURE to its"
-            " bin/allure; --no-allure skips the HTML report"
+            f" (npm install -g allure@{ALLURE_VERSION}, runs on Node) or set LAKECERT_ALLURE to its cli.js;"
+            " --no-allure skips the HTML report"
         )
     return path
 
 
-def generate(results_dir: Path, report_dir: Path) -> Path:
-    """A single-file HTML report (opens from disk); returns its index.html."""
-    # ALLURE_NO_ANALYTICS=true keeps the page from loading an analytics script: reports open offline.
-    subprocess.run(
-        [str(allure_bin()), "generate", "--single-file", "--clean", "-o", str(report_dir), str(results_dir)],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "ALLURE_NO_ANALYTICS": "true"},
-    )
-    return report_dir / "index.html"
+def _command(path: Path) -> list[str]:
+    # cli.js is an ES module with a `#!/usr/bin/env node` line; calling node directly also works
+    # where the file lost its executable bit (a copied cache).
+    if path.suffix == ".js":
+        node = shutil.which("node")
+        if node is None:
+            raise AllureMissing("Allure 3 needs Node.js (node) on PATH; --no-allure skips the HTML report")
+        return [node, str(path)]
+    return [str(path)]
+
+
+def generate(results_dir: Path, report_dir: Path, *, name: str, history: Path | None) -> Path:
+    """A single-file HTML report (opens from disk) of ``results_dir``; returns its index.html.
+
+    With ``history``, the report's trend charts show the earlier reports recorded there, and this
+    report is appended to it.
+    """
+    command = _command(allure_bin())  # before anything changes: a missing Allure leaves the old report
+    if report_dir.is_dir():
+        shutil.rmtree(report_dir)  # no page of an earlier report survives beside the new one
+    config: dict[str, object] = {
+        "name": name,
+        "output": str(report_dir.resolve()),
+        "plugins": {"allure2": {"options": {"singleFile": True, "reportName": name}}},
+    }
+    if history is not None:
+        history.parent.mkdir(parents=True, exist_ok=True)
+        config |= {"historyPath": str(history.resolve()), "historyLimit": HISTORY_LIMIT}
+    with tempfile.TemporaryDirectory(prefix="lakecert-allure-") as tmp:
+        rc = Path(tmp) / "allurerc.json"
+        rc.write_text(json.dumps(config))
+        # ALLURE_NO_ANALYTICS=true keeps the page from loading an analytics script: reports open offline.
+        subprocess.run(
+            [*command, "generate", "--config", str(rc), "--cwd", tmp, str(results_dir.resolve())],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "ALLURE_NO_ANALYTICS": "true", "NO_COLOR": "1"},
+        )
+    index = report_dir / "index.html"
+    if not index.exists():  # Allure exits 0 on some problems; a report that is not there is an error
+        raise AllureMissing(f"Allure wrote no report to {report_dir}")
+    return index

@@ -38,7 +38,9 @@ def categories() -> list[dict[str, Any]]:
         {
             "name": f"Product defect: {p}",
             "matchedStatuses": ["failed", "unknown"],
-            "messageRegex": rf"(?s)[^(]*\([^)]*\b{p}\b[^)]*\):.*",
+            # Anchored, no inline flags: Allure 2 (Java) matches the whole message, Allure 3
+            # (JavaScript) searches it and rejects "(?s)"; [\s\S] spans lines in both.
+            "messageRegex": rf"^[^(]*\([^)]*\b{p}\b[^)]*\):[\s\S]*$",
         }
         for p in profiles()
     ]

@@ -32,7 +32,9 @@ COLORS = {
     "NOT_RUN": "#bdbdbd",
     "UNTESTABLE": "#90a4ae",
 }
-ALLURE_CASE = re.compile(r"d\('data/test-cases/([0-9a-f]+)\.json','([^']+)'\)")
+# A single-file Allure report embeds each data file as d(<path>, <base64 JSON>); Allure 2 quoted
+# with single quotes, Allure 3 with double.
+ALLURE_CASE = re.compile(r"""d\((['"])data/test-cases/([0-9a-f]+)\.json\1,\s*(['"])([^'"]+)\3\)""")
 
 
 @dataclass
@@ -56,7 +58,7 @@ def _allure_ids(report: Path) -> dict[str, str]:
     if not report.exists():
         return {}
     ids = {}
-    for uid, payload in ALLURE_CASE.findall(report.read_text(errors="replace")):
+    for _, uid, _, payload in ALLURE_CASE.findall(report.read_text(errors="replace")):
         case = json.loads(base64.b64decode(payload))
         labels = {lab.get("name"): lab.get("value") for lab in case.get("labels", [])}
         node = labels.get(NODEID_LABEL)
