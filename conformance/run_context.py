@@ -96,7 +96,12 @@ def select_profiles(target: Target, wanted: list[str] | None, *, bound: bool = F
             raise ConfigError(f"unknown profile(s) {unknown}; known: {sorted(known)}")
         missing = [p for p in wanted if not _has_side(target, p, bound) or not _has_factory(target, p)]
         if missing:
-            needs = "; ".join(f"{p} tests a {SIDE_OF_PROFILE.get(p)}" for p in missing)
+            needs = "; ".join(
+                f"{p} tests a client through a catalog (a target with both sides, or --catalog-target)"
+                if SIDE_OF_PROFILE.get(p) == "interop"
+                else f"{p} tests a {SIDE_OF_PROFILE.get(p)}"
+                for p in missing
+            )
             offers = ", ".join(sorted(target.sides)) or "nothing"
             raise ConfigError(
                 f"target {target.name} cannot be judged on {', '.join(missing)}: {needs}, and it offers: {offers}"
