@@ -224,6 +224,16 @@ class RunContext:
                 self._target_version = f"unknown ({type(e).__name__})"
         return self._target_version
 
+    def _catalog_side_version(self) -> str | None:
+        side = self.catalog_side
+        if side is None:
+            return None
+        try:
+            with deadline(self.config.settings.deadlines.call_s, "the catalog target's version()"):
+                return side.version()
+        except (Exception, DeadlineExceeded) as e:  # the version line must not break a run
+            return f"unknown ({type(e).__name__})"
+
     def target_catalog(self) -> Catalog:
         if self._target_catalog is None:
             self._target_catalog = self._built("make_catalog", lambda: self.target.make_catalog(self.env))
@@ -286,7 +296,8 @@ class RunContext:
             "target_label": self.target.name,
             "target_kind": self.target.kind,
             "target_version": self.target_version,
-            "catalog_target": self.config.settings.catalog_target,
+            "catalog_target": self.config.settings.catalog_target,  # interop: whose catalog the client went through
+            "catalog_target_version": self._catalog_side_version(),
             "profiles": self.profiles,
             "seed": self.config.seed,
             "config_source": self.config.source,

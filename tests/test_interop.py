@@ -4,6 +4,7 @@ client target to another target's catalog, e.g. any Unity Catalog API server thr
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -107,4 +108,6 @@ def test_delta_kernel_through_lakecert_serve_via_the_uc_binding(tmp_path: Path) 
     assert res["run_info"]["profiles"] == [INTEROP_PROFILE]
     assert _statuses(res) == dict.fromkeys(INTEROP_RULES, "PASS"), proc.stdout
     assert res["profiles"][INTEROP_PROFILE]["verdict"] == "CERTIFIED"
+    certificate = json.loads((tmp_path / "out" / "certificate.json").read_text())
+    assert certificate["target"]["catalog_target"] == "uc"  # the certificate says whose catalog it went through
     assert proc.returncode == 0
