@@ -82,14 +82,18 @@ def select_profiles(target: Target, wanted: list[str] | None, *, bound: bool = F
     a catalog binding (``bound``, ``catalog_target``) only the interop profile can run: the other
     client profiles bind the client to lakecert's recording reference catalog."""
     known = profiles()
+    supported = declared_profiles(target)
     if bound:
         if "client" not in target.sides:
             raise ConfigError(f"catalog_target binds a client, and target {target.name} has no client side")
+        if supported is not None and INTEROP_PROFILE not in supported:
+            raise ConfigError(
+                f"target {target.name} supports only profile(s) {sorted(supported)}, not {INTEROP_PROFILE}"
+            )
         others = [p for p in wanted or [] if p != INTEROP_PROFILE]
         if others:
             raise ConfigError(f"with catalog_target only {INTEROP_PROFILE} runs, not {others}")
         return [INTEROP_PROFILE]
-    supported = declared_profiles(target)
     if wanted:
         unknown = [p for p in wanted if p not in known]
         if unknown:
@@ -106,16 +110,14 @@ def select_profiles(target: Target, wanted: list[str] | None, *, bound: bool = F
             raise ConfigError(
                 f"target {target.name} cannot be judged on {', '.join(missing)}: {needs}, and it offers: {offers}"
             )
-        unsupported = [p for p in wanted if supported is not None and p not in supported and p != INTEROP_PROFILE]
+        unsupported = [p for p in wanted if supported is not None and p not in supported]
         if supported is not None and unsupported:
             raise ConfigError(f"target {target.name} supports only profile(s) {sorted(supported)}, not {unsupported}")
         return list(dict.fromkeys(wanted))
     return [
         p
         for p in known
-        if _has_side(target, p, bound)
-        and (supported is None or p in supported or p == INTEROP_PROFILE)
-        and _has_factory(target, p)
+        if _has_side(target, p, bound) and (supported is None or p in supported) and _has_factory(target, p)
     ]
 
 

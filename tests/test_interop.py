@@ -47,6 +47,8 @@ def test_a_target_with_both_sides_is_paired_with_its_own_catalog() -> None:
         select_profiles(kernel, ["delta-cm-writer"], bound=True)  # writer checks need the recording reference
     with pytest.raises(ConfigError):
         select_profiles(_target("uc"), None, bound=True)  # a catalog has no client to bind
+    with pytest.raises(ConfigError):
+        select_profiles(_target("delta-rs"), None, bound=True)  # a path-only client declares no interop
 
 
 def test_a_faulty_variant_is_paired_only_when_it_breaks_an_interop_rule() -> None:
@@ -57,7 +59,6 @@ def test_a_faulty_variant_is_paired_only_when_it_breaks_an_interop_rule() -> Non
 def test_bad_bindings_are_usage_errors_that_write_nothing(tmp_path: Path) -> None:
     for args in (
         ["--target", "delta-kernel", "--catalog-target", "delta-rs"],  # no catalog side
-        ["--target", "delta-kernel", "--catalog-target", "nosuch"],
         ["--target", "reference", "--catalog-target", "uc", "--profile", "delta-cm-reader"],
     ):
         out = tmp_path / "out"

@@ -184,7 +184,13 @@ class DeltaKernelTarget:
     name = "delta-kernel"
     kind: Kind = "third-party"
     sides: frozenset[Side] = frozenset({"client"})
-    profiles: ClassVar[tuple[str, ...]] = ("delta-cm-writer", "delta-cm-reader", "delta-cm-path-access")
+    # delta-cm-interop only with a catalog binding (``catalog_target``): Kernel ships no catalog.
+    profiles: ClassVar[tuple[str, ...]] = (
+        "delta-cm-writer",
+        "delta-cm-reader",
+        "delta-cm-path-access",
+        "delta-cm-interop",
+    )
 
     def __init__(self, jars: str | None = None, classes: str | None = None, java: str = "java") -> None:
         self._jars = Path(jars) if jars else DEFAULT_JARS
