@@ -25,11 +25,13 @@ NESSIE_JAR := .cache/jars/nessie-quarkus-$(NESSIE_VERSION)-runner.jar
 # Wheels of the core dependencies and the build requirements: the packaging test builds and installs
 # lakecert in a fresh venv from these alone (no PyPI at test time).
 WHEELS := .cache/wheels/.complete
+# UC's Java client (in the Kernel jars) driven by a small program of the test suite (tests/test_uc_java_client.py).
+UC_JAVA_PROBE := .cache/uc-java-probe/lakecert/ucjava/Probe.class
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: setup certify test lint selftest bench bench-spark bench-nessie docs clean rck-jars
 
-setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(NESSIE_JAR) $(WHEELS)
+setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(UC_JAVA_PROBE) $(NESSIE_JAR) $(WHEELS)
 
 # Jars for Spark, fetched once from Maven Central into the checkout (no resolver at run time).
 $(ICEBERG_JAR):
@@ -65,6 +67,11 @@ $(KERNEL_JARS): $(KERNEL_DIR)/pom.xml
 $(KERNEL_DRIVER): $(KERNEL_JARS) $(wildcard $(KERNEL_DIR)/src/lakecert/kernel/*.java)
 	rm -rf .cache/kernel-driver && mkdir -p .cache/kernel-driver
 	javac -nowarn -d .cache/kernel-driver -cp "$$(ls .cache/jars/kernel/*.jar | tr '\n' ':')" $(KERNEL_DIR)/src/lakecert/kernel/*.java
+	test -f $@
+
+$(UC_JAVA_PROBE): $(KERNEL_JARS) $(wildcard tests/uc_java/src/lakecert/ucjava/*.java)
+	rm -rf .cache/uc-java-probe && mkdir -p .cache/uc-java-probe
+	javac -nowarn -d .cache/uc-java-probe -cp "$$(ls .cache/jars/kernel/*.jar | tr '\n' ':')" tests/uc_java/src/lakecert/ucjava/*.java
 	test -f $@
 
 # The pinned Allure command line (npm, runs on Node), local to the checkout: no global install.

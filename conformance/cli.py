@@ -101,7 +101,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from conformance.run_context import RunContext
 
     cfg = load_config(Path(args.config) if args.config else None).with_overrides(
-        target=args.target, seed=args.seed, profiles=_profiles_arg(args.profile)
+        target=args.target, seed=args.seed, profiles=_profiles_arg(args.profile), catalog_target=args.catalog_target
     )
     require_extras(cfg)
     out = Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve()
@@ -117,6 +117,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         with deadline(cfg.settings.deadlines.call_s, f"the preflight of {cfg.target}"):
             run_preflight(ctx.target)
+            if ctx.catalog_side is not None:  # interop: the catalog the client is bound to must answer too
+                run_preflight(ctx.catalog_side)
     except (TargetUnavailable, DeadlineExceeded) as e:
         ctx.unavailable = f"target {cfg.target} is unavailable: {e}"
         print(f"lakecert: {ctx.unavailable}", file=sys.stderr)
@@ -372,6 +374,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="certify a target against one or more profiles")
     run.add_argument("--target", help="target name (default: the config's, else reference); see: lakecert targets")
     run.add_argument("--profile", action="append", help="profile(s), repeatable or comma-separated")
+    run.add_argument(
+        "--catalog-target",
+        help="interop: bind the target's client to this target's catalog (e.g. uc); profile delta-cm-interop",
+    )
     run.add_argument("--config", help="YAML configuration file")
     run.add_argument("--out", help="output directory (default: reports/<timestamp>)")
     run.add_argument("--seed", type=int, help="seed for races and generated schedules")

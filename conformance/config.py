@@ -88,6 +88,9 @@ class TargetSpec(_Strict):
 class Settings(_Strict):
     target: str = Field(default="reference", min_length=1)
     profiles: list[str] | None = None  # None: every profile the target has a side for
+    # Interop (profile delta-cm-interop): the target whose catalog the target's client is bound to
+    # (e.g. ``uc``); None: a target with both sides is paired with its own catalog.
+    catalog_target: str | None = Field(default=None, min_length=1)
     seed: int = 20261122
     race: Race = Race()
     model: ModelBudget = ModelBudget()
@@ -102,6 +105,7 @@ SHORT_FORMS = {
     "LAKECERT_TARGET": "target",
     "LAKECERT_SEED": "seed",
     "LAKECERT_PROFILES": "profiles",
+    "LAKECERT_CATALOG_TARGET": "catalog_target",
     "LAKECERT_FIXTURES": "paths__fixtures",
     "LAKECERT_JARS": "paths__jars",
 }

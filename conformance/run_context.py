@@ -26,11 +26,14 @@ from conformance.contract.target import (
     ENGINE_FACTORIES,
     Target,
     TargetEnv,
+    UCEndpoint,
     declared_profiles,
+    declared_uc_endpoint,
     make_delta_engine,
     make_engine,
     make_iceberg_catalog,
     offers,
+    pairs_itself,
 )
 from conformance.observe.deadline import DeadlineExceeded, deadline
 from conformance.registry import build_target
@@ -50,7 +53,9 @@ SIDE_OF_PROFILE = {
     "iceberg-row-delta": "engine",
     "iceberg-catalog-commit": "iceberg-catalog",
     "delta-row-conflicts": "engine",
+    "delta-cm-interop": "interop",  # a client through a catalog that is not lakecert's reference
 }
+INTEROP_PROFILE = "delta-cm-interop"
 
 
 def _has_factory(target: Target, profile: str) -> bool:
@@ -62,19 +67,45 @@ class TargetBuildError(Exception):
     """The target's adapter failed to build a part (``make_catalog``, ``make_client``, ``make_engine``)."""
 
 
-def select_profiles(target: Target, wanted: list[str] | None) -> list[str]:
+def _has_side(target: Target, profile: str, bound: bool) -> bool:
+    """Interop needs a pair: a client bound to another target's catalog, or a target pairing itself."""
+    side = SIDE_OF_PROFILE.get(profile)
+    if side == "interop":
+        return ("client" in target.sides) if bound else pairs_itself(target)
+    return side in target.sides
+
+
+def select_profiles(target: Target, wanted: list[str] | None, *, bound: bool = False) -> list[str]:
     """The profiles to run: the asked ones (validated) or every one the target has a side for.
 
-    A target may narrow that with its optional ``profiles`` member (``contract.TargetBase``)."""
+    A target may narrow that with its optional ``profiles`` member (``contract.TargetBase``). With
+    a catalog binding (``bound``, ``catalog_target``) only the interop profile can run: the other
+    client profiles bind the client to lakecert's recording reference catalog."""
     known = profiles()
     supported = declared_profiles(target)
+    if bound:
+        if "client" not in target.sides:
+            raise ConfigError(f"catalog_target binds a client, and target {target.name} has no client side")
+        if supported is not None and INTEROP_PROFILE not in supported:
+            raise ConfigError(
+                f"target {target.name} supports only profile(s) {sorted(supported)}, not {INTEROP_PROFILE}"
+            )
+        others = [p for p in wanted or [] if p != INTEROP_PROFILE]
+        if others:
+            raise ConfigError(f"with catalog_target only {INTEROP_PROFILE} runs, not {others}")
+        return [INTEROP_PROFILE]
     if wanted:
         unknown = [p for p in wanted if p not in known]
         if unknown:
             raise ConfigError(f"unknown profile(s) {unknown}; known: {sorted(known)}")
-        missing = [p for p in wanted if SIDE_OF_PROFILE.get(p) not in target.sides or not _has_factory(target, p)]
+        missing = [p for p in wanted if not _has_side(target, p, bound) or not _has_factory(target, p)]
         if missing:
-            needs = "; ".join(f"{p} tests a {SIDE_OF_PROFILE.get(p)}" for p in missing)
+            needs = "; ".join(
+                f"{p} tests a client through a catalog (a target with both sides, or --catalog-target)"
+                if SIDE_OF_PROFILE.get(p) == "interop"
+                else f"{p} tests a {SIDE_OF_PROFILE.get(p)}"
+                for p in missing
+            )
             offers = ", ".join(sorted(target.sides)) or "nothing"
             raise ConfigError(
                 f"target {target.name} cannot be judged on {', '.join(missing)}: {needs}, and it offers: {offers}"
@@ -86,7 +117,7 @@ def select_profiles(target: Target, wanted: list[str] | None) -> list[str]:
     return [
         p
         for p in known
-        if SIDE_OF_PROFILE.get(p) in target.sides and (supported is None or p in supported) and _has_factory(target, p)
+        if _has_side(target, p, bound) and (supported is None or p in supported) and _has_factory(target, p)
     ]
 
 
@@ -106,6 +137,17 @@ def _warehouse(cfg: Config, workdir: Path) -> tuple[str, Storage, S3Settings | N
     root = workdir / "warehouse"
     root.mkdir(parents=True, exist_ok=True)
     return root.as_uri(), make_storage(), None
+
+
+def _catalog_side(cfg: Config) -> Target | None:
+    """The target named by ``catalog_target`` (interop), which must offer a catalog."""
+    name = cfg.settings.catalog_target
+    if name is None:
+        return None
+    side = build_target(name, cfg)
+    if "catalog" not in side.sides:
+        raise ConfigError(f"catalog_target {name!r} has no catalog side (it offers: {', '.join(sorted(side.sides))})")
+    return side
 
 
 RUN_KEY: pytest.StashKey[RunContext] = pytest.StashKey()
@@ -138,6 +180,8 @@ class RunContext:
     _target_catalog: Catalog | None = None
     _reference_catalog: ReferenceCatalog | None = None
     _target_version: str | None = None
+    catalog_side: Target | None = None  # interop: the target whose catalog the client is bound to
+    _pair_catalog: Catalog | None = None
 
     @classmethod
     def open(cls, cfg: Config, out: Path, *, partial: bool = False) -> RunContext:
@@ -145,13 +189,14 @@ class RunContext:
         if cfg.settings.paths.jars is not None:  # for adapters, and the engines they start in other processes
             os.environ["LAKECERT_JARS"] = str(cfg.settings.paths.jars)
         target = build_target(cfg.target, cfg)
-        chosen = select_profiles(target, cfg.settings.profiles)
+        catalog_side = _catalog_side(cfg)
+        chosen = select_profiles(target, cfg.settings.profiles, bound=catalog_side is not None)
         workdir = out / "work"
         shutil.rmtree(workdir, ignore_errors=True)
         workdir.mkdir(parents=True)
         warehouse, storage, s3 = _warehouse(cfg, workdir)
         env = TargetEnv(workdir, warehouse, storage, cfg.target_options(), s3, seed=cfg.seed)
-        return cls(cfg, out, target, chosen, env, partial)
+        return cls(cfg, out, target, chosen, env, partial, catalog_side=catalog_side)
 
     @staticmethod
     def of(config: pytest.Config) -> RunContext:
@@ -181,10 +226,34 @@ class RunContext:
                 self._target_version = f"unknown ({type(e).__name__})"
         return self._target_version
 
+    def _catalog_side_version(self) -> str | None:
+        side = self.catalog_side
+        if side is None:
+            return None
+        try:
+            with deadline(self.config.settings.deadlines.call_s, "the catalog target's version()"):
+                return side.version()
+        except (Exception, DeadlineExceeded) as e:  # the version line must not break a run
+            return f"unknown ({type(e).__name__})"
+
     def target_catalog(self) -> Catalog:
         if self._target_catalog is None:
             self._target_catalog = self._built("make_catalog", lambda: self.target.make_catalog(self.env))
         return self._target_catalog
+
+    def pair_catalog(self) -> Catalog:
+        """Interop: the catalog the target's client is bound to, the catalog side of
+        ``catalog_target`` or the target's own; built once per run."""
+        if self.catalog_side is None:
+            return self.target_catalog()
+        if self._pair_catalog is None:
+            side = self.catalog_side
+            self._pair_catalog = self._built("make_catalog", lambda: side.make_catalog(self.env))
+        return self._pair_catalog
+
+    def pair_endpoint(self) -> UCEndpoint | None:
+        """Interop: where the pair's catalog is reachable over UC's API, for clients in other processes."""
+        return declared_uc_endpoint(self.catalog_side or self.target)
 
     def engine(self) -> IcebergEngine:
         """The target's Iceberg engine (side ``engine``), built once by the session fixture."""
@@ -229,6 +298,8 @@ class RunContext:
             "target_label": self.target.name,
             "target_kind": self.target.kind,
             "target_version": self.target_version,
+            "catalog_target": self.config.settings.catalog_target,  # interop: whose catalog the client went through
+            "catalog_target_version": self._catalog_side_version(),
             "profiles": self.profiles,
             "seed": self.config.seed,
             "config_source": self.config.source,
@@ -243,8 +314,10 @@ class RunContext:
         }
 
     def close(self) -> None:
-        for part in (self._target_catalog, self._reference_catalog):
+        for part in (self._target_catalog, self._pair_catalog, self._reference_catalog):
             close = getattr(part, "close", None)
             if callable(close):
                 close()
         self.target.close()
+        if self.catalog_side is not None:
+            self.catalog_side.close()

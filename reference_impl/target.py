@@ -30,6 +30,11 @@ class ReferenceTarget:
         # A faulty variant only stands for the side it breaks; the other side stays correct.
         every: frozenset[Side] = frozenset({"catalog", "client", "engine", "iceberg-catalog"})
         self.sides: frozenset[Side] = frozenset({fault.side}) if fault else every
+        # A catalog or client variant whose breaks name an interop rule is also judged as a pair,
+        # its client through its own catalog (profile delta-cm-interop; the other side correct).
+        self.interop_pair = bool(
+            fault and fault.side in ("catalog", "client") and any(r.startswith("INT-") for r in fault.breaks)
+        )
 
     def version(self) -> str:
         return VERSION

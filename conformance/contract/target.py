@@ -29,6 +29,25 @@ class S3Settings:
     secret_access_key: str | None = None
 
 
+@dataclass(frozen=True)
+class UCEndpoint:
+    """Where a client reaches a catalog over Unity Catalog's API, and where its tables are named.
+
+    Given to a client target (``TargetEnv.catalog_endpoint``) when its client is bound to such a
+    catalog (interop profile), so a client that talks to catalogs over HTTP itself (a JVM) goes
+    to that server rather than to the Python ``Catalog`` object it is handed."""
+
+    url: str
+    token: str | None = None
+    catalog: str = "unity"
+    schema: str = "default"
+    name_suffix: str = ""  # appended to every table name (run-scoped names of the ``uc`` target)
+
+    def full_name(self, name: str) -> tuple[str, str, str]:
+        """The three-part UC name of a check's table ``name``."""
+        return self.catalog, self.schema, name + self.name_suffix
+
+
 Kind = Literal["reference", "faulty", "third-party"]
 Side = Literal["catalog", "client", "engine", "iceberg-catalog"]
 
@@ -43,6 +62,9 @@ class TargetEnv:
     options: dict[str, Any] = field(default_factory=dict)  # the target's `options` from the config
     s3: S3Settings | None = None  # the store's settings when the warehouse is on S3, for clients in other processes
     seed: int = 0  # the run's seed: a target that generates names or UUIDs should derive them from it
+    # Interop: the client is bound to a catalog reachable over UC's API at this endpoint (None: use
+    # the ``Catalog`` object ``make_client`` is given, e.g. the reference catalog).
+    catalog_endpoint: UCEndpoint | None = None
 
 
 class TargetUnavailable(Exception):
@@ -95,6 +117,14 @@ class TargetBase:
     #: may say no: the directed checks only).
     delta_exhaustive: bool = True
 
+    #: A faulty variant of one side stands for a product that ships both (its other side correct):
+    #: True makes it judged on the interop profile too, its client through its own catalog.
+    interop_pair: bool = False
+
+    def uc_endpoint(self) -> UCEndpoint | None:
+        """Catalog targets speaking Unity Catalog's API: where clients in other processes reach them."""
+        return None
+
     def preflight(self) -> None:
         """One cheap call before any check (network targets): raise ``TargetUnavailable`` if the
         system cannot be reached or does not speak the expected API."""
@@ -134,6 +164,17 @@ def make_delta_engine(target: Target, env: TargetEnv) -> DeltaEngine:
         raise TypeError(f"target {target.name} has no make_delta_engine(env) for delta-row-conflicts")
     engine: DeltaEngine = target.make_delta_engine(env)  # type: ignore[attr-defined]
     return engine
+
+
+def declared_uc_endpoint(target: Target) -> UCEndpoint | None:
+    found = getattr(target, "uc_endpoint", None)
+    endpoint = found() if callable(found) else None
+    return endpoint if isinstance(endpoint, UCEndpoint) else None
+
+
+def pairs_itself(target: Target) -> bool:
+    """Whether the target is judged as a pair, its client through its own catalog (interop)."""
+    return {"catalog", "client"} <= target.sides or bool(getattr(target, "interop_pair", False))
 
 
 def run_preflight(target: Target) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -32,6 +33,9 @@ class Transcript:
         self._lock = threading.Lock()
         self._seq = itertools.count()
         self.notes: dict[str, Any] = {}  # schedule, seed and other context for the reproducer
+        # Called with every event once it is recorded, in the recording thread (outside the lock):
+        # how a schedule reacts to what a client does out of reach (a JVM's announced file writes).
+        self.listeners: list[Callable[[Event], None]] = []
 
     def add(
         self, actor: str, op: str, args: dict[str, Any], ok: bool, result: Any = None, error: str | None = None
@@ -39,7 +43,9 @@ class Transcript:
         with self._lock:
             ev = Event(next(self._seq), actor, op, args, ok, result, error)
             self._events.append(ev)
-            return ev
+        for listener in list(self.listeners):
+            listener(ev)
+        return ev
 
     def events(self, actor: str | None = None, op: str | None = None, ok: bool | None = None) -> list[Event]:
         with self._lock:

@@ -53,6 +53,12 @@ def _certificate(raw: bytes, res: dict[str, Any]) -> dict[str, Any]:
             "label": info.get("target_label"),
             "kind": info["target_kind"],
             "version": info["target_version"],
+            # Interop runs only: the catalog the client was judged through.
+            **(
+                {"catalog_target": info["catalog_target"], "catalog_version": info.get("catalog_target_version")}
+                if info.get("catalog_target")
+                else {}
+            ),
         },
         "profiles": {p: v["verdict"] for p, v in res["profiles"].items()},
         "verdict": res["verdict"],

@@ -11,7 +11,7 @@ import yaml
 
 Level = Literal["MUST", "SHOULD", "MAY"]
 LEVELS: tuple[Level, ...] = ("MUST", "SHOULD", "MAY")
-BINDS = ("catalog", "writer", "reader", "engine")
+BINDS = ("catalog", "writer", "reader", "engine", "pair")  # pair: a client and the catalog it is bound to
 HERE = Path(__file__).parent
 
 

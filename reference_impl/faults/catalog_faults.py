@@ -38,7 +38,7 @@ class AcceptGap(ReferenceCatalog):
 @fault(
     "ratify-twice",
     "catalog",
-    breaks=("CAT-RATIFY-ONCE",),
+    breaks=("CAT-RATIFY-ONCE", "INT-NO-LOST-COMMIT"),
     description="A later proposal for an already ratified version overwrites it.",
 )
 class RatifyTwice(ReferenceCatalog):
@@ -89,7 +89,7 @@ class ConflictWithoutLatest(ReferenceCatalog):
 @fault(
     "forget-unpublished",
     "catalog",
-    breaks=("CAT-RETAIN-UNPUBLISHED",),
+    breaks=("CAT-RETAIN-UNPUBLISHED", "INT-ROUNDTRIP"),
     description="Keeps only the newest two stored commits, published or not.",
 )
 class ForgetUnpublished(ReferenceCatalog):
@@ -139,7 +139,7 @@ class ListDescending(ReferenceCatalog):
 @fault(
     "list-gappy",
     "catalog",
-    breaks=("CAT-LIST-CONTIGUOUS",),
+    breaks=("CAT-LIST-CONTIGUOUS", "INT-RATIFIED-READABLE"),
     description="Leaves a middle commit out of listings of three or more.",
 )
 class ListGappy(ReferenceCatalog):

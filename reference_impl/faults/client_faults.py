@@ -142,7 +142,7 @@ class ReuseStagedFile(ReferenceClient):
 @fault(
     "no-rebase",
     "client",
-    ("WRT-REBASE-UNPUBLISHED",),
+    ("WRT-REBASE-UNPUBLISHED", "INT-CONCURRENT-REBASE"),
     "Gives up at the first version conflict instead of rebasing over the winning commit.",
 )
 class NoRebase(ReferenceClient):
@@ -175,7 +175,7 @@ class PublishOutOfOrder(ReferenceClient):
 @fault(
     "publish-rewrites",
     "client",
-    ("WRT-PUBLISH-IDENTICAL",),
+    ("WRT-PUBLISH-IDENTICAL", "INT-PUBLISH-PATH-READABLE"),
     "Publishing re-serialises the commit (sorted keys, other spacing) instead of copying its bytes.",
 )
 class PublishRewrites(ReferenceClient):
@@ -301,7 +301,7 @@ class _FilesystemReader(LogReader):
 @fault(
     "filesystem-reader",
     "client",
-    ("RDR-UNPUBLISHED",),
+    ("RDR-UNPUBLISHED", "INT-ROUNDTRIP"),
     "Never asks the catalog for commits: reads only published files, up to the newest one.",
 )
 class FilesystemReader(ReferenceClient):

@@ -37,7 +37,7 @@ from conformance.contract.delta import (
     ReadResult,
     TableNotFound,
 )
-from conformance.contract.target import Kind, Side, TargetEnv
+from conformance.contract.target import Kind, Side, TargetEnv, UCEndpoint
 from conformance.observe.transcript import Transcript
 from reference_impl.storage.s3 import S3Settings
 
@@ -82,10 +82,17 @@ def s3a_settings(s3: S3Settings | None) -> dict[str, str]:
 class KernelClient:
     """The ``DeltaClient`` of one check: requests to the run's driver, events into the check's transcript."""
 
-    def __init__(self, process: KernelProcess, catalog: Catalog, transcript: Transcript | None) -> None:
+    def __init__(
+        self,
+        process: KernelProcess,
+        catalog: Catalog,
+        transcript: Transcript | None,
+        endpoint: UCEndpoint | None = None,
+    ) -> None:
         self._process = process
         self._catalog = getattr(catalog, "inner", catalog)  # unrecorded: the check judges Kernel's calls only
         self._transcript = transcript
+        self._endpoint = endpoint  # interop: a foreign UC catalog, and how it names the check's tables
 
     def _require_file_commits(self, name: str) -> None:
         """``NotSupported`` when the catalog holds inline commits of the table: UC's API (the only
@@ -110,7 +117,12 @@ class KernelClient:
     def _call(self, op: str, name: str, **args: Any) -> Any:
         if op != "create_table":
             self._require_file_commits(name)
-        catalog, schema, table = (UC_CATALOG, UC_SCHEMA, name) if name.count(".") != 2 else name.split(".")
+        if name.count(".") == 2:
+            catalog, schema, table = name.split(".")
+        elif self._endpoint is not None:
+            catalog, schema, table = self._endpoint.full_name(name)
+        else:
+            catalog, schema, table = UC_CATALOG, UC_SCHEMA, name
         request = {"op": op, "catalog": catalog, "schema": schema, "name": table, **args}
         try:
             return self._process.call(request, self._observe)
@@ -163,13 +175,22 @@ class KernelClient:
 class DeltaKernelTarget:
     """Delta Kernel through the run's reference catalog served over HTTP; one JVM per run.
 
+    Interop (``catalog_target``, profile ``delta-cm-interop``): when the env names a UC endpoint,
+    Kernel talks to that server directly, with its token and its catalog, schema and name suffix.
+
     Options: ``jars`` (default ``.cache/jars/kernel``), ``classes`` (the compiled driver, default
     ``.cache/kernel-driver``), ``java`` (the ``java`` command)."""
 
     name = "delta-kernel"
     kind: Kind = "third-party"
     sides: frozenset[Side] = frozenset({"client"})
-    profiles: ClassVar[tuple[str, ...]] = ("delta-cm-writer", "delta-cm-reader", "delta-cm-path-access")
+    # delta-cm-interop only with a catalog binding (``catalog_target``): Kernel ships no catalog.
+    profiles: ClassVar[tuple[str, ...]] = (
+        "delta-cm-writer",
+        "delta-cm-reader",
+        "delta-cm-path-access",
+        "delta-cm-interop",
+    )
 
     def __init__(self, jars: str | None = None, classes: str | None = None, java: str = "java") -> None:
         self._jars = Path(jars) if jars else DEFAULT_JARS
@@ -188,16 +209,24 @@ class DeltaKernelTarget:
         scheme = urlparse(env.warehouse_uri).scheme
         if scheme not in ("file", "s3") or (scheme == "s3" and env.s3 is None):
             raise NotSupported(f"the delta-kernel target runs on file:// or s3:// warehouses, not {scheme}://")
-        if self._served is None:
-            self._served = ServedCatalog(catalog, env.storage)
-        else:
-            self._served.bind(catalog)
+        endpoint = env.catalog_endpoint
+        if endpoint is None:
+            if self._served is None:
+                self._served = ServedCatalog(catalog, env.storage)
+            else:
+                self._served.bind(catalog)
         if self._process is None:
+            if endpoint is not None:
+                url, token = endpoint.url, endpoint.token
+            else:
+                assert self._served is not None
+                url, token = self._served.url, None
             self._process = KernelProcess(
-                self._served.url, jars=self._jars, classes=self._classes, java=self._java, hadoop=s3a_settings(env.s3)
+                url, token, jars=self._jars, classes=self._classes, java=self._java, hadoop=s3a_settings(env.s3)
             )
         transcript = getattr(catalog, "transcript", None)
-        return KernelClient(self._process, catalog, transcript if isinstance(transcript, Transcript) else None)
+        recorded = transcript if isinstance(transcript, Transcript) else None
+        return KernelClient(self._process, catalog, recorded, endpoint)
 
     def close(self) -> None:
         if self._process is not None:

@@ -12,7 +12,7 @@ from conformance.contract.delta import (
     DeltaClient,
     StagingTable,
 )
-from conformance.contract.target import Kind, Side, TargetBase, TargetEnv, TargetUnavailable
+from conformance.contract.target import Kind, Side, TargetBase, TargetEnv, TargetUnavailable, UCEndpoint
 
 
 class UCTarget(TargetBase):
@@ -44,6 +44,7 @@ class UCTarget(TargetBase):
         run_scoped_names: bool = True,
     ) -> None:
         self.url = url
+        self._token = token
         self._client = UCClient(url, token, timeout_s)
         self._catalog, self._schema = catalog, schema
         self._inline, self._policies = inline_commits, maintenance_policies
@@ -77,6 +78,11 @@ class UCTarget(TargetBase):
             raise TargetUnavailable(f"{self.url} does not speak Unity Catalog's API: {e}") from None
         except OSError as e:
             raise TargetUnavailable(f"cannot reach {self.url}: {type(e).__name__}: {e}") from None
+
+    def uc_endpoint(self) -> UCEndpoint:
+        """Interop: clients in other processes (Delta Kernel) reach this catalog here, with the
+        same catalog, schema and run-scoped table names as the adapter."""
+        return UCEndpoint(self.url, self._token, self._catalog, self._schema, self._suffix)
 
     def version(self) -> str:
         try:
