@@ -12,6 +12,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from conformance.observe.http_transcript import HttpLog
+
 
 @dataclass(frozen=True)
 class Event:
@@ -32,6 +34,7 @@ class Transcript:
         self._lock = threading.Lock()
         self._seq = itertools.count()
         self.notes: dict[str, Any] = {}  # schedule, seed and other context for the reproducer
+        self.http = HttpLog()  # what went over the wire to a network target (open while the check runs)
 
     def add(
         self, actor: str, op: str, args: dict[str, Any], ok: bool, result: Any = None, error: str | None = None
