@@ -14,6 +14,9 @@ client without a signature is named by its bearer token (``client_of``).
 (``_delta_log/<version>.json``) until ``release(client)``: the engine is held at the commit
 boundary exactly as a slow store would hold it, and decides on its own what to do with the answer.
 
+``exchange_observers`` see each forwarded request in full (its headers, body and the answer's
+body): fronting a catalog, they feed a check's HTTP transcript (``observe.http_transcript``).
+
 ``curl(event)`` renders a recorded request as a curl command line (without its body and
 signature) for reproducers: what was asked of the store, replayable by hand against a store.
 """
@@ -66,6 +69,8 @@ class ProxyEvent:
 
 
 Observer = Callable[[ProxyEvent], None]
+# Sees each forwarded request in full: (event, request headers, request body, answer's body).
+ExchangeObserver = Callable[[ProxyEvent, list[tuple[str, str]], bytes, bytes], None]
 Headers = list[tuple[str, str]]
 
 
@@ -129,6 +134,7 @@ class RecordingProxy:
         self._gates: list[Gate] = []
         self._armed: dict[str, Gate] = {}
         self.observers: list[Observer] = []
+        self.exchange_observers: list[ExchangeObserver] = []
         self._local = threading.local()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -215,7 +221,15 @@ class RecordingProxy:
             return gate
 
     def _record(
-        self, client: str, method: str, target: str, status: int, body: bytes, *, conditional: bool = False
+        self,
+        client: str,
+        method: str,
+        target: str,
+        status: int,
+        body: bytes,
+        *,
+        conditional: bool = False,
+        exchange: tuple[list[tuple[str, str]], bytes] | None = None,
     ) -> None:
         path, _, query = target.partition("?")
         with self._lock:
@@ -234,6 +248,10 @@ class RecordingProxy:
             # Observers run under the lock: their record is in the store's order of answers.
             for observer in list(self.observers):
                 observer(event)
+            if exchange is not None:
+                sent, answer = exchange
+                for full in list(self.exchange_observers):
+                    full(event, sent, body, answer)
 
     def _forward(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, Headers, bytes]:
         # One keep-alive connection to the store per client connection's thread. A reused one the
@@ -318,7 +336,8 @@ class RecordingProxy:
                     proxy._record(client, method, target, 502, body, conditional=conditional)
                     self._answer(502, [], b"the object store did not answer", close=True)
                     return
-                proxy._record(client, method, target, status, body, conditional=conditional)
+                sent = list(self.headers.items())
+                proxy._record(client, method, target, status, body, conditional=conditional, exchange=(sent, data))
                 self._answer(status, resp_headers, data, close=False, head=method == "HEAD")
 
             def _answer(self, status: int, headers: Headers, data: bytes, *, close: bool, head: bool = False) -> None:
