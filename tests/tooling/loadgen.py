@@ -255,9 +255,10 @@ def _history(http: httpx.Client, storage: LocalStorage, table: Table) -> dict[st
         raise RuntimeError(f"cannot list the commits of {table.full_name}")
     listed = sorted(commits, key=lambda c: int(c["version"]))
     first_listed = int(listed[0]["version"]) if listed else latest + 1
-    staged_dir = table.location + STAGED
-    by_bytes = {storage.get(f.uri): f.uri.rsplit("/", 1)[1] for f in storage.list(staged_dir)}
-    published = []
+    published: list[dict[str, Any]] = []
+    if first_listed == 1:
+        return {"commits": listed, "latest_table_version": latest}  # nothing published
+    by_bytes = {storage.get(f.uri): f.uri.rsplit("/", 1)[1] for f in storage.list(table.location + STAGED)}
     for v in range(1, first_listed):
         uri = P.delta_uri(table.location, v)
         content = storage.get(uri) if storage.exists(uri) else None
