@@ -17,11 +17,14 @@ RCK_JARS := .cache/jars/rck/.complete
 KERNEL_DIR := conformance/adapters/delta_kernel/java
 KERNEL_JARS := .cache/jars/kernel/.fetched
 KERNEL_DRIVER := .cache/kernel-driver/lakecert/kernel/Driver.class
+# UC's Python SDK in a venv of its own (its pins must not cap .venv), for tests/test_uc_python_sdk.py.
+UC_SDK_VENV := .cache/venvs/uc-sdk
+UC_SDK := $(UC_SDK_VENV)/.installed
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: setup certify test lint selftest bench bench-spark docs clean rck-jars
+.PHONY: setup certify test lint selftest bench bench-spark docs clean rck-jars uc-sdk
 
-setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER)
+setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(UC_SDK)
 
 # Jars for Spark, fetched once from Maven Central into the checkout (no resolver at run time).
 $(ICEBERG_JAR):
@@ -52,6 +55,15 @@ $(KERNEL_DRIVER): $(KERNEL_JARS) $(wildcard $(KERNEL_DIR)/src/lakecert/kernel/*.
 	rm -rf .cache/kernel-driver && mkdir -p .cache/kernel-driver
 	javac -nowarn -d .cache/kernel-driver -cp "$$(ls .cache/jars/kernel/*.jar | tr '\n' ':')" $(KERNEL_DIR)/src/lakecert/kernel/*.java
 	test -f $@
+
+# Remade from scratch when its requirements change (pip would not remove what a new pin drops).
+uc-sdk: $(UC_SDK)
+$(UC_SDK): tests/uc_sdk/requirements.txt
+	rm -rf $(UC_SDK_VENV)
+	$(PYTHON) -m venv $(UC_SDK_VENV)
+	$(UC_SDK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r tests/uc_sdk/requirements.txt
+	$(UC_SDK_VENV)/bin/python -c "import unitycatalog.client"
+	touch $@
 
 # The pinned Allure command line (npm, runs on Java), local to the checkout: no global install.
 $(ALLURE):
