@@ -88,6 +88,18 @@ class UCConnectionError(ConnectionError):
     """No answer from the server (refused, reset, timed out): an ``OSError``, as before httpx."""
 
 
+def _root_cause(error: BaseException) -> str:
+    """``Class: message`` of the socket-level error under httpx's (``ConnectionRefusedError: ...``):
+    what a user can act on; httpx's own class when there is none."""
+    root: BaseException = error
+    seen = error.__cause__ or error.__context__
+    while seen is not None:
+        if isinstance(seen, OSError):
+            root = seen
+        seen = seen.__cause__ or seen.__context__
+    return f"{type(root).__name__}: {root}"
+
+
 class UCClient:
     """JSON over HTTP(S) to ``<url>/api/2.1/unity-catalog`` on one pooled ``httpx.Client``.
 
@@ -143,10 +155,10 @@ class UCClient:
                 # answered 200.
                 self._no_answer(method, target, data, headers, e)
                 if attempt:
-                    raise UCConnectionError(f"{method} {target}: {type(e).__name__}: {e}") from e
+                    raise UCConnectionError(f"{method} {target}: {_root_cause(e)}") from e
             except httpx.TransportError as e:
                 self._no_answer(method, target, data, headers, e)
-                raise UCConnectionError(f"{method} {target}: {type(e).__name__}: {e}") from e
+                raise UCConnectionError(f"{method} {target}: {_root_cause(e)}") from e
         raise AssertionError("unreachable")
 
     def _no_answer(
