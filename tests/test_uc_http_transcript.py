@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from conformance.adapters.uc.wire import UCClient, UCConnectionError, UCHttpError
-from conformance.observe.http_transcript import REDACTED, HttpLog, capture
+from conformance.observe.http_transcript import REDACTED, HttpLog, capture, exchange
+from conformance.report.http_replay import write_replay
 from tests.helpers import lakecert, results
 from tests.tooling.server import served
 
@@ -99,3 +100,22 @@ def test_failing_run_reproducer_carries_the_transcript_and_curl_replays_it(tmp_p
     assert [int(line[0]) for line in lines] == [e["seq"] for e in exchanges]
     replayed = {int(seq): (recorded, now) for seq, _, _, recorded, now in lines}
     assert {replayed[e["seq"]] for e in commits} == {("200", "200")}
+
+
+def test_replay_script_keeps_encoded_targets_and_unanswered_requests(tmp_path: Path) -> None:
+    target = "/api/2.1/unity-catalog/tables/unity.default.no%5Fsuch"
+    with served("--db", str(tmp_path / "c.sqlite")) as (url, _):
+        exchanges = [
+            exchange(url, "GET", target, 404, [("Authorization", "Bearer x")], b"", b"{}"),
+            exchange(url, "POST", "/api/2.1/unity-catalog/staging-tables", None, [], b"{}", b"", "ConnectError"),
+        ]
+        entry = write_replay(tmp_path / "r.http", exchanges, "UC_TOKEN")
+        replay = subprocess.run(
+            ["bash", str(tmp_path / entry["replay"])], capture_output=True, text=True, timeout=600
+        )  # a hang guard only
+    assert replay.returncode == 0, replay.stderr
+    lines = [line.split() for line in replay.stdout.splitlines()]
+    assert lines[0] == ["0", "GET", target, "404", "404"]
+    assert lines[1][:4] == ["1", "POST", "/api/2.1/unity-catalog/staging-tables", "-"]
+    assert [e["status"] for e in entry["exchanges"]] == [404, None]
+    assert (tmp_path / "r.http" / "bodies" / "0001.body").read_bytes() == b"{}"

@@ -35,7 +35,8 @@ def _curl(seq: int, ex: HttpExchange, body: str | None) -> str:
     if body is not None:
         line += f' --data-binary "@$HERE/{body}"'
     recorded = "-" if ex.status is None else str(ex.status)
-    status_line = f"{seq} {ex.method} {ex.target} {recorded} %{{http_code}}\\n"
+    shown = ex.target.replace("%", "%%")  # curl's -w reads % as the start of a variable
+    status_line = f"{seq} {ex.method} {shown} {recorded} %{{http_code}}\\n"
     line += " -w " + shlex.quote(status_line)
     return line + f' "$BASE"{shlex.quote(ex.target)}'
 
