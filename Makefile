@@ -27,11 +27,14 @@ NESSIE_JAR := .cache/jars/nessie-quarkus-$(NESSIE_VERSION)-runner.jar
 WHEELS := .cache/wheels/.complete
 # UC's Java client (in the Kernel jars) driven by a small program of the test suite (tests/test_uc_java_client.py).
 UC_JAVA_PROBE := .cache/uc-java-probe/lakecert/ucjava/Probe.class
+# UC's Python SDK in a venv of its own (its pins must not cap .venv), for tests/test_uc_python_sdk.py.
+UC_SDK_VENV := .cache/venvs/uc-sdk
+UC_SDK := $(UC_SDK_VENV)/.installed
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: setup certify test lint selftest bench bench-spark bench-nessie docs clean rck-jars
+.PHONY: setup certify test lint selftest bench bench-spark bench-nessie docs clean rck-jars uc-sdk
 
-setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(UC_JAVA_PROBE) $(NESSIE_JAR) $(WHEELS)
+setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(UC_JAVA_PROBE) $(UC_SDK) $(NESSIE_JAR) $(WHEELS)
 
 # Jars for Spark, fetched once from Maven Central into the checkout (no resolver at run time).
 $(ICEBERG_JAR):
@@ -73,6 +76,15 @@ $(UC_JAVA_PROBE): $(KERNEL_JARS) $(wildcard tests/uc_java/src/lakecert/ucjava/*.
 	rm -rf .cache/uc-java-probe && mkdir -p .cache/uc-java-probe
 	javac -nowarn -d .cache/uc-java-probe -cp "$$(ls .cache/jars/kernel/*.jar | tr '\n' ':')" tests/uc_java/src/lakecert/ucjava/*.java
 	test -f $@
+
+# Remade from scratch when its requirements change (pip would not remove what a new pin drops).
+uc-sdk: $(UC_SDK)
+$(UC_SDK): tests/uc_sdk/requirements.txt
+	rm -rf $(UC_SDK_VENV)
+	$(PYTHON) -m venv $(UC_SDK_VENV)
+	$(UC_SDK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r tests/uc_sdk/requirements.txt
+	$(UC_SDK_VENV)/bin/python -c "import unitycatalog.client"
+	touch $@
 
 # The pinned Allure command line (npm, runs on Node), local to the checkout: no global install.
 $(ALLURE):

@@ -74,3 +74,19 @@ def test_kernel_fails_safe_on_an_unpublished_winner(kernel_run: tuple[int, dict[
     puts = [e for e in reproducer["transcript"]["events"] if e["actor"] == "storage" and e["op"] == "put"]
     staged_v2 = [e["seq"] for e in puts if "/_staged_commits/00000000000000000002." in e["args"]["uri"]]
     assert staged_v2 and staged_v2[0] < commits[-1]["seq"], "the staged file is recorded before its proposal"
+
+
+@pytest.mark.slow
+def test_kernel_reproducer_carries_its_http_transcript(kernel_run: tuple[int, dict[str, Any], Path]) -> None:
+    """Kernel's own requests to the served catalog, recorded at the proxy in front of it, are in the
+    reproducer in order, with a curl script that replays them."""
+    _, res, out = kernel_run
+    warned = [r for r in res["results"] if r["requirements"] == ["WRT-REBASE-UNPUBLISHED"]]
+    reproducer = out / warned[0]["reproducer"]
+    http = json.loads(reproducer.read_text())["http"]
+    proposals = [e for e in http["exchanges"] if e["method"] == "POST" and e["target"].endswith("/commits")]
+    # Kernel's v1 ratified, then its losing v2 refused as a conflict (409), in that order.
+    assert [e["status"] for e in proposals][:1] == [200] and proposals[-1]["status"] == 409
+    assert [e["seq"] for e in http["exchanges"]] == list(range(len(http["exchanges"])))
+    script = (reproducer.parent / http["replay"]).read_text()
+    assert script.count("curl ") == len(http["exchanges"]) and "--data-binary" in script

@@ -18,6 +18,9 @@ boundary exactly as a slow store would hold it, and decides on its own what to d
 a caller can decide when (and whether) a request reaches the upstream and read its answer: the
 holding proxy in front of an Iceberg REST catalog parks commit requests this way.
 
+``exchange_observers`` see each forwarded request in full (its headers, body and the answer's
+body): fronting a catalog, they feed a check's HTTP transcript (``observe.http_transcript``).
+
 ``curl(event)`` renders a recorded request as a curl command line (without its body and
 signature) for reproducers: what was asked of the store, replayable by hand against a store.
 """
@@ -70,6 +73,8 @@ class ProxyEvent:
 
 
 Observer = Callable[[ProxyEvent], None]
+# Sees each forwarded request in full: (event, request headers, request body, answer's body).
+ExchangeObserver = Callable[[ProxyEvent, list[tuple[str, str]], bytes, bytes], None]
 Headers = list[tuple[str, str]]
 Answer = tuple[int, Headers, bytes]  # status, headers, body
 Forward = Callable[[], Answer]
@@ -138,6 +143,7 @@ class RecordingProxy:
         self._armed: dict[str, Gate] = {}
         self._wrappers: list[tuple[Callable[[str, str], bool], Wrapper]] = []
         self.observers: list[Observer] = []
+        self.exchange_observers: list[ExchangeObserver] = []
         self._local = threading.local()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -234,7 +240,15 @@ class RecordingProxy:
             return gate
 
     def _record(
-        self, client: str, method: str, target: str, status: int, body: bytes, *, conditional: bool = False
+        self,
+        client: str,
+        method: str,
+        target: str,
+        status: int,
+        body: bytes,
+        *,
+        conditional: bool = False,
+        exchange: tuple[list[tuple[str, str]], bytes] | None = None,
     ) -> None:
         path, _, query = target.partition("?")
         with self._lock:
@@ -253,6 +267,10 @@ class RecordingProxy:
             # Observers run under the lock: their record is in the store's order of answers.
             for observer in list(self.observers):
                 observer(event)
+            if exchange is not None:
+                sent, answer = exchange
+                for full in list(self.exchange_observers):
+                    full(event, sent, body, answer)
 
     def _forward(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, Headers, bytes]:
         # One keep-alive connection to the store per client connection's thread. A reused one the
@@ -342,7 +360,8 @@ class RecordingProxy:
                     proxy._record(client, method, target, 502, body, conditional=conditional)
                     self._answer(502, [], b"the object store did not answer", close=True)
                     return
-                proxy._record(client, method, target, status, body, conditional=conditional)
+                sent = list(self.headers.items())
+                proxy._record(client, method, target, status, body, conditional=conditional, exchange=(sent, data))
                 self._answer(status, resp_headers, data, close=False, head=method == "HEAD")
 
             def _answer(self, status: int, headers: Headers, data: bytes, *, close: bool, head: bool = False) -> None:

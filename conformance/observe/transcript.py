@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from conformance.observe.http_transcript import HttpLog
+
 
 @dataclass(frozen=True)
 class Event:
@@ -36,6 +38,8 @@ class Transcript:
         # Called with every event once it is recorded, in the recording thread (outside the lock):
         # how a schedule reacts to what a client does out of reach (a JVM's announced file writes).
         self.listeners: list[Callable[[Event], None]] = []
+
+        self.http = HttpLog()  # what went over the wire to a network target (open while the check runs)
 
     def add(
         self, actor: str, op: str, args: dict[str, Any], ok: bool, result: Any = None, error: str | None = None

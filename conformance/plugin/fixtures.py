@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 import pytest
 
+from conformance.observe.http_transcript import capture
 from conformance.observe.recording import RecordingCatalog, RecordingClient, RecordingStorage
 from conformance.observe.transcript import Transcript
 from conformance.run_context import RunContext
@@ -21,8 +22,11 @@ def lakecert(request: pytest.FixtureRequest) -> RunContext:
 
 
 @pytest.fixture
-def transcript() -> Transcript:
-    return Transcript()
+def transcript() -> Iterator[Transcript]:
+    """The check's record; while it runs, HTTP exchanges with network targets go into ``.http``."""
+    record = Transcript()
+    with capture(record.http):
+        yield record
 
 
 @pytest.fixture

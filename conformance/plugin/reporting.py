@@ -19,9 +19,10 @@ from conformance.plugin.selection import req_ids
 from conformance.report.allure_meta import NODEID_LABEL, polish_results, write_run_metadata
 from conformance.report.allure_status import STATUS_LABEL, apply_lakecert_status
 from conformance.report.certificate import write_certificate
+from conformance.report.http_replay import write_replay
 from conformance.report.junit import write_junit
 from conformance.report.outcomes import ALLURE_SEVERITY, Outcome
-from conformance.report.rerun import rerun_command, secrets_to_set
+from conformance.report.rerun import rerun_command, secret_variable, secrets_to_set
 from conformance.report.results import CheckResult, RunSummary
 from conformance.report.swimlane import swimlane_svg
 from conformance.requirements import Requirement, load_all, profiles
@@ -99,9 +100,14 @@ def _write_reproducer(item: pytest.Item, ctx: RunContext, state: CheckState) -> 
     """Save the reproducer of a check that did not pass; attach it to the check's Allure result."""
     transcript = getattr(item, "funcargs", {}).get("transcript")
     data = _reproducer(item, ctx, state, transcript)
-    repro = json.dumps(data, indent=2, default=str)
     path = ctx.out / "reproducers" / (re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid) + ".json")
     path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(transcript, Transcript) and len(transcript.http):
+        # A network target: what went over the wire, in order, and a curl script that replays it.
+        token = secret_variable(f"LAKECERT__targets__{ctx.target.name}__options__token")
+        folder = path.with_name(path.stem + ".http")
+        data["http"] = write_replay(folder, transcript.http.exchanges(), token, transcript.http.dropped)
+    repro = json.dumps(data, indent=2, default=str)
     path.write_text(repro)
     allure.attach(repro, name="reproducer", attachment_type=allure.attachment_type.JSON)
     note = data["schedule"].get("schedule") if isinstance(data["schedule"], dict) else None

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from conformance.contract.delta import Catalog, StagingTable, TableInfo
+from conformance.observe.http_transcript import exchange, record
+from conformance.observe.object_proxy import ProxyEvent, RecordingProxy
 from reference_impl.asgi_thread import ServerThread
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.server.app import build_app
@@ -96,10 +98,18 @@ class ServedCatalog:
         # "error": the JDK HTTP client asks every request for an h2c upgrade, which uvicorn warns about.
         app = build_app(self._service, Authenticator(None))
         self._server = ServerThread(app, log_level="error").start()
+        # Kernel reaches the server through a recording proxy: what it sent, in order, goes into
+        # the check's HTTP transcript (its reproducer's curl replay), as the uc target's does.
+        self._proxy = RecordingProxy(self._server.url, hold_timeout_s=None).start()
+        self._proxy.exchange_observers.append(self._recorded)
+
+    def _recorded(self, event: ProxyEvent, headers: list[tuple[str, str]], body: bytes, answer: bytes) -> None:
+        target = event.path + (f"?{event.query}" if event.query else "")
+        record(exchange(self._proxy.url, event.method, target, event.status, headers, body, answer))
 
     @property
     def url(self) -> str:
-        return self._server.url
+        return self._proxy.url
 
     def bind(self, catalog: Catalog) -> None:
         """Serve ``catalog`` from now on (each check binds its own recording catalog)."""
@@ -108,5 +118,6 @@ class ServedCatalog:
         self._bound.current = catalog
 
     def close(self) -> None:
+        self._proxy.stop()
         self._server.stop()
         self._meta.close()

@@ -17,8 +17,8 @@ extensions when the server advertises them (``GET /lakecert/v1/capabilities``, a
 serve`` does) and raises ``NotSupported`` otherwise. Statuses: 409 -> ``CommitConflict`` (with
 the latest version when the error's ``details[].metadata.latest_table_version`` says it),
 404 -> ``TableNotFound``, 403 and 429 -> ``CommitRejected``, other 4xx -> ``InvalidRequest``,
-5xx -> ``UCServerError``. The adapter is safe to share between threads (one keep-alive
-connection per thread).
+5xx -> ``UCServerError``. The adapter is safe to share between threads (``wire.UCClient``'s pooled
+httpx client), and every exchange lands in the check's HTTP transcript.
 """
 
 from __future__ import annotations

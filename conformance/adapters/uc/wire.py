@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import http.client
 import json
-import threading
 from collections.abc import Mapping
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
+
+import httpx
 
 from conformance.contract.delta import (
     CommitConflict,
@@ -15,6 +15,7 @@ from conformance.contract.delta import (
     InvalidRequest,
     TableNotFound,
 )
+from conformance.observe.http_transcript import exchange, record
 
 API_PREFIX = "/api/2.1/unity-catalog"
 STAGED_DIR = "/_delta_log/_staged_commits/"
@@ -83,67 +84,109 @@ def raise_for(error: UCHttpError) -> NoReturn:
     raise UCServerError(msg) from error
 
 
-class UCClient:
-    """JSON over HTTP(S) to ``<url>/api/2.1/unity-catalog``; one connection per thread."""
+class UCConnectionError(ConnectionError):
+    """No answer from the server (refused, reset, timed out): an ``OSError``, as before httpx."""
 
-    def __init__(self, url: str, token: str | None = None, timeout_s: float = 30.0) -> None:
+
+def _root_cause(error: BaseException) -> str:
+    """``Class: message`` of the socket-level error under httpx's (``ConnectionRefusedError: ...``):
+    what a user can act on; httpx's own class when there is none."""
+    root: BaseException = error
+    seen = error.__cause__ or error.__context__
+    while seen is not None:
+        if isinstance(seen, OSError):
+            root = seen
+        seen = seen.__cause__ or seen.__context__
+    return f"{type(root).__name__}: {root}"
+
+
+class UCClient:
+    """JSON over HTTP(S) to ``<url>/api/2.1/unity-catalog`` on one pooled ``httpx.Client``.
+
+    Safe to share between threads (httpx's pool hands each request a connection of its own). Every
+    exchange is handed to ``observe.http_transcript.record`` by the client's event hooks (request
+    body kept, answer as digest and size, credentials redacted): the HTTP transcript of a check's
+    reproducer. ``timeout_s`` bounds connecting and each read or write, not the whole call.
+    """
+
+    def __init__(self, url: str, token: str | None = None, timeout_s: float = 30.0, *, pool_size: int = 16) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"url must be http(s)://host[:port][/path], not {url!r}")
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname
-        self._port = parts.port
         path = parts.path.rstrip("/")
         self._base = path if path.endswith(API_PREFIX) else path + API_PREFIX
-        self._token = token
-        self._timeout = timeout_s
-        self._local = threading.local()
+        self._origin = f"{parts.scheme}://{parts.netloc}"
+        headers = {"Accept": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._http = httpx.Client(
+            base_url=self._origin,
+            headers=headers,
+            timeout=httpx.Timeout(timeout_s),
+            limits=httpx.Limits(max_connections=pool_size, max_keepalive_connections=pool_size),
+            event_hooks={"response": [self._recorded]},
+            follow_redirects=False,
+            trust_env=False,  # a proxy from the environment would change what is certified
+        )
 
-    def _connection(self, fresh: bool) -> tuple[http.client.HTTPConnection, bool]:
-        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
-        reused = conn is not None and not fresh
-        if conn is None or fresh:
-            if conn is not None:
-                conn.close()
-            cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            conn = cls(self._host, self._port, timeout=self._timeout)
-            self._local.conn = conn
-        return conn, reused
+    def _recorded(self, response: httpx.Response) -> None:
+        """Response hook: the exchange into the HTTP transcript (the answer read in full first)."""
+        response.read()
+        request = response.request
+        record(
+            exchange(
+                self._origin,
+                request.method,
+                request.url.raw_path.decode("ascii", "replace"),
+                response.status_code,
+                request.headers.multi_items(),
+                request.content,
+                response.content,
+            )
+        )
+
+    def _send(self, method: str, target: str, data: bytes | None, headers: dict[str, str]) -> httpx.Response:
+        for attempt in (0, 1):
+            try:
+                return self._http.request(method, target, content=data, headers=headers)
+            except httpx.RemoteProtocolError as e:
+                # A keep-alive connection the server had closed: retry once (the pool opens a new
+                # one). Safe for commits too, since an identical replay of an accepted commit is
+                # answered 200.
+                self._no_answer(method, target, data, headers, e)
+                if attempt:
+                    raise UCConnectionError(f"{method} {target}: {_root_cause(e)}") from e
+            except httpx.TransportError as e:
+                self._no_answer(method, target, data, headers, e)
+                raise UCConnectionError(f"{method} {target}: {_root_cause(e)}") from e
+        raise AssertionError("unreachable")
+
+    def _no_answer(
+        self, method: str, target: str, data: bytes | None, headers: dict[str, str], error: Exception
+    ) -> None:
+        sent = [*self._http.headers.multi_items(), *headers.items()]
+        record(exchange(self._origin, method, target, None, sent, data or b"", b"", type(error).__name__))
 
     def request(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
         """The decoded JSON answer of a 2xx; ``UCHttpError`` otherwise."""
-        headers = {"Accept": "application/json"}
+        headers: dict[str, str] = {}
         data = None
         if body is not None:
             data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
-        if self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
-        for attempt in (0, 1):
-            conn, reused = self._connection(fresh=attempt > 0)
-            try:
-                conn.request(method, self._base + path, body=data, headers=headers)
-                resp = conn.getresponse()
-                raw = resp.read()
-                break
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
-                # A keep-alive connection the server had closed: retry once on a new one. Safe for
-                # commits too, since an identical replay of an accepted commit is answered 200.
-                conn.close()
-                self._local.conn = None
-                if attempt or not reused:
-                    raise
+        resp = self._send(method, self._base + path, data, headers)
+        raw = resp.content
         try:
             payload = json.loads(raw) if raw else None
         except ValueError:
             payload = raw.decode("utf-8", "replace")
-            if 200 <= resp.status < 300:
+            if 200 <= resp.status_code < 300:
                 raise UCServerError(
-                    f"unparseable answer to {method} {path}: HTTP {resp.status} with a body that is not JSON: "
+                    f"unparseable answer to {method} {path}: HTTP {resp.status_code} with a body that is not JSON: "
                     f"{payload[:200]!r}"
                 ) from None
-        if not 200 <= resp.status < 300:
-            raise UCHttpError(resp.status, payload)
+        if not 200 <= resp.status_code < 300:
+            raise UCHttpError(resp.status_code, payload)
         return payload
 
     def call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
@@ -153,6 +196,4 @@ class UCClient:
             raise_for(e)
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
+        self._http.close()
