@@ -17,11 +17,17 @@ RCK_JARS := .cache/jars/rck/.complete
 KERNEL_DIR := conformance/adapters/delta_kernel/java
 KERNEL_JARS := .cache/jars/kernel/.fetched
 KERNEL_DRIVER := .cache/kernel-driver/lakecert/kernel/Driver.class
+# delta-spark for Spark 4.1 (the delta-spark target) and lakecert's held LogStore, compiled with javac
+# against it and PySpark's own jars (conformance/adapters/delta_spark/java/).
+DELTA_SPARK_JAR := .cache/jars/delta-spark_4.1_2.13-4.4.0.jar
+DELTA_STORAGE_JAR := .cache/jars/delta-storage-4.4.0.jar
+DELTA_LOGSTORE_DIR := conformance/adapters/delta_spark/java
+DELTA_LOGSTORE_JAR := .cache/jars/lakecert-delta-logstore.jar
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: setup certify test lint selftest bench bench-spark docs clean rck-jars
 
-setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER)
+setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(DELTA_LOGSTORE_JAR)
 
 # Jars for Spark, fetched once from Maven Central into the checkout (no resolver at run time).
 $(ICEBERG_JAR):
@@ -33,6 +39,24 @@ $(ICEBERG_JAR):
 $(ICEBERG_AWS_JAR):
 	mkdir -p .cache/jars
 	mvn -q dependency:copy -Dartifact=org.apache.iceberg:iceberg-aws-bundle:1.11.0 -DoutputDirectory=.cache/jars
+	test -f $@
+
+$(DELTA_SPARK_JAR):
+	mkdir -p .cache/jars
+	mvn -q dependency:copy -Dartifact=io.delta:delta-spark_4.1_2.13:4.4.0 -DoutputDirectory=.cache/jars
+	test -f $@
+
+$(DELTA_STORAGE_JAR):
+	mkdir -p .cache/jars
+	mvn -q dependency:copy -Dartifact=io.delta:delta-storage:4.4.0 -DoutputDirectory=.cache/jars
+	test -f $@
+
+$(DELTA_LOGSTORE_JAR): $(STAMP) $(DELTA_SPARK_JAR) $(DELTA_STORAGE_JAR) $(wildcard $(DELTA_LOGSTORE_DIR)/src/lakecert/delta/*.java)
+	rm -rf .cache/delta-logstore && mkdir -p .cache/delta-logstore
+	javac -nowarn --release 17 -d .cache/delta-logstore \
+		-cp "$$($(BIN)/python -c 'import pyspark, os; print(os.path.dirname(pyspark.__file__))')/jars/*:$(DELTA_STORAGE_JAR)" \
+		$(DELTA_LOGSTORE_DIR)/src/lakecert/delta/*.java
+	jar cf $@ -C .cache/delta-logstore .
 	test -f $@
 
 # Every jar the pom lists, with their run-time dependencies; refetched when the pom changes.
