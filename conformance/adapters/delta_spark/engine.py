@@ -5,9 +5,10 @@ Each writer names itself in the Spark local property ``lakecert.writer``; the se
 ``file:`` paths (``lakecert.delta.HeldLogStore``, java/) parks an armed writer's first write of
 ``_delta_log/<version>.json`` until the schedule releases it. Released, the write is delta-spark's
 own put-if-absent: a taken version makes delta-spark run its conflict checker and retry or abort,
-as in production. Delta's in-JVM commit lock would serialise the writers around the seam, so it is
-switched off (``spark.databricks.delta.commitLock.enabled``); the rename of the commit file stays
-atomic, which is what the lock stood in for.
+as in production. Delta's in-JVM commit lock (on by default for local paths, whose put-if-absent is
+a check then a rename) would serialise the writers around the seam, so it is switched off
+(``spark.databricks.delta.commitLock.enabled``); HeldLogStore locks just the check and rename
+instead, after the park, so a commit file is still never replaced.
 """
 
 from __future__ import annotations

@@ -31,6 +31,11 @@ public class HeldLogStore extends HDFSLogStore {
   // A hang guard only: the harness releases or disarms long before.
   private static final long PARK_LIMIT_MINUTES = 30;
   private static final Map<String, Gate> GATES = new ConcurrentHashMap<>();
+  // On a local file system the stock store's put-if-absent is an existence check then a rename
+  // (rename(2) replaces silently), so Delta guards it with an in-JVM commit lock around the whole
+  // commit. The harness turns that lock off (it would keep a second writer from ever reaching its
+  // parked write); this lock guards only the check and rename, after the park.
+  private static final Object PUT_IF_ABSENT = new Object();
 
   /** One armed writer: parks once, then records its attempts. */
   private static final class Gate {
@@ -93,7 +98,7 @@ public class HeldLogStore extends HDFSLogStore {
     String writer = overwrite || !commit.matches() ? null : currentWriter();
     Gate gate = writer == null ? null : GATES.get(writer);
     if (gate == null) {
-      super.write(path, actions, overwrite, hadoopConf);
+      putIfAbsent(path, actions, overwrite, hadoopConf);
       return;
     }
     boolean park;
@@ -112,7 +117,7 @@ public class HeldLogStore extends HDFSLogStore {
     }
     long version = Long.parseLong(commit.group(1));
     try {
-      super.write(path, actions, overwrite, hadoopConf);
+      putIfAbsent(path, actions, overwrite, hadoopConf);
     } catch (FileAlreadyExistsException | org.apache.hadoop.fs.FileAlreadyExistsException e) {
       record(gate, version + ":exists");
       throw e;
@@ -121,6 +126,17 @@ public class HeldLogStore extends HDFSLogStore {
       throw e;
     }
     record(gate, version + ":written");
+  }
+
+  private void putIfAbsent(Path path, Iterator<String> actions, Boolean overwrite, Configuration hadoopConf)
+      throws IOException {
+    if (overwrite) {
+      super.write(path, actions, true, hadoopConf);
+      return;
+    }
+    synchronized (PUT_IF_ABSENT) {
+      super.write(path, actions, false, hadoopConf);
+    }
   }
 
   private static void record(Gate gate, String attempt) {
