@@ -30,11 +30,17 @@ UC_JAVA_PROBE := .cache/uc-java-probe/lakecert/ucjava/Probe.class
 # UC's Python SDK in a venv of its own (its pins must not cap .venv), for tests/test_uc_python_sdk.py.
 UC_SDK_VENV := .cache/venvs/uc-sdk
 UC_SDK := $(UC_SDK_VENV)/.installed
+# delta-spark for Spark 4.1 (the delta-spark target) and lakecert's held LogStore, compiled with javac
+# against it and PySpark's own jars (conformance/adapters/delta_spark/java/).
+DELTA_SPARK_JAR := .cache/jars/delta-spark_4.1_2.13-4.4.0.jar
+DELTA_STORAGE_JAR := .cache/jars/delta-storage-4.4.0.jar
+DELTA_LOGSTORE_DIR := conformance/adapters/delta_spark/java
+DELTA_LOGSTORE_JAR := .cache/jars/lakecert-delta-logstore.jar
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: setup certify test lint selftest bench bench-spark bench-nessie docs clean rck-jars uc-sdk
 
-setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(UC_JAVA_PROBE) $(UC_SDK) $(NESSIE_JAR) $(WHEELS)
+setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(DELTA_LOGSTORE_JAR) $(UC_JAVA_PROBE) $(UC_SDK) $(NESSIE_JAR) $(WHEELS)
 
 # Jars for Spark, fetched once from Maven Central into the checkout (no resolver at run time).
 $(ICEBERG_JAR):
@@ -52,6 +58,24 @@ $(ICEBERG_AWS_JAR):
 $(NESSIE_JAR):
 	mkdir -p .cache/jars
 	mvn -q dependency:copy -Dartifact=org.projectnessie.nessie:nessie-quarkus:$(NESSIE_VERSION):jar:runner -DoutputDirectory=.cache/jars
+	test -f $@
+
+$(DELTA_SPARK_JAR):
+	mkdir -p .cache/jars
+	mvn -q dependency:copy -Dartifact=io.delta:delta-spark_4.1_2.13:4.4.0 -DoutputDirectory=.cache/jars
+	test -f $@
+
+$(DELTA_STORAGE_JAR):
+	mkdir -p .cache/jars
+	mvn -q dependency:copy -Dartifact=io.delta:delta-storage:4.4.0 -DoutputDirectory=.cache/jars
+	test -f $@
+
+$(DELTA_LOGSTORE_JAR): $(STAMP) $(DELTA_SPARK_JAR) $(DELTA_STORAGE_JAR) $(wildcard $(DELTA_LOGSTORE_DIR)/src/lakecert/delta/*.java)
+	rm -rf .cache/delta-logstore && mkdir -p .cache/delta-logstore
+	javac -nowarn --release 17 -d .cache/delta-logstore \
+		-cp "$$($(BIN)/python -c 'import pyspark, os; print(os.path.dirname(pyspark.__file__))')/jars/*:$(DELTA_STORAGE_JAR)" \
+		$(DELTA_LOGSTORE_DIR)/src/lakecert/delta/*.java
+	jar cf $@ -C .cache/delta-logstore .
 	test -f $@
 
 # Every jar the pom lists, with their run-time dependencies; refetched when the pom changes.

@@ -110,8 +110,8 @@ SHORT_FORMS = {
     "LAKECERT_JARS": "paths__jars",
 }
 # Read outside the run's settings: by ``lakecert report`` (the Allure command line) and by the
-# delta-rs-engine adapter (the deltalake version a client project gates on).
-OTHER_VARIABLES = {"LAKECERT_ALLURE", "LAKECERT_DELTALAKE_VERSION"}
+# delta-rs-engine and delta-spark adapters (the engine version a client project gates on).
+OTHER_VARIABLES = {"LAKECERT_ALLURE", "LAKECERT_DELTALAKE_VERSION", "LAKECERT_DELTA_SPARK_VERSION"}
 SECRET_WORDS = ("token", "secret", "password", "credential", "access_key")
 
 

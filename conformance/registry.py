@@ -24,6 +24,7 @@ BUILTIN_ADAPTERS = {
     "iceberg-rest": "conformance.adapters.iceberg_rest:IcebergRestTarget",
     "delta-kernel": "conformance.adapters.delta_kernel:DeltaKernelTarget",
     "delta-rs-engine": "conformance.adapters.delta_rs_engine:DeltaRsEngineTarget",
+    "delta-spark": "conformance.adapters.delta_spark:DeltaSparkTarget",
     "nessie": "conformance.adapters.nessie:NessieTarget",
 }
 DESCRIPTIONS = {
@@ -32,6 +33,7 @@ DESCRIPTIONS = {
     "spark-pyiceberg": "spark-iceberg with pyiceberg as the second writer (its INSERTs and DELETEs)",
     "delta-rs": "delta-rs (deltalake) given only a table's path; profile delta-cm-path-access",
     "delta-rs-engine": "delta-rs writers on moto S3, commits held at the store; profile delta-row-conflicts",
+    "delta-spark": "delta-spark 4.4.0 on Spark 4.1, commits held by a LogStore; profile delta-row-conflicts",
     "polars": "polars read_delta / write_delta given only a table's path; profile delta-cm-path-access",
     "pyarrow-dataset": "naive reader: every Parquet file under the path, no log; profile delta-cm-path-access",
     "iceberg-rest": "any Iceberg REST catalog; profile iceberg-catalog-commit (options: uri, token, warehouse_dir)",

@@ -1,4 +1,5 @@
-"""One SparkSession per run, with the Iceberg runtime from Maven Central.
+"""One SparkSession per run, with the Iceberg runtime from Maven Central (and delta-spark, when the
+set-up fetched it: the ``delta-spark`` target shares this session).
 
 The jars are fetched by `make setup` (``mvn dependency:copy`` into ``.cache/jars``) so a run
 never resolves artifacts itself; ``LAKECERT_JARS`` points elsewhere. ``spark.master`` comes from
@@ -17,6 +18,14 @@ SPARK_VERSION = "4.1.4"
 ICEBERG_VERSION = "1.11.0"
 ICEBERG_RUNTIME = f"iceberg-spark-runtime-4.1_2.13-{ICEBERG_VERSION}.jar"
 ICEBERG_AWS = f"iceberg-aws-bundle-{ICEBERG_VERSION}.jar"  # S3FileIO and the AWS SDK it runs on
+# delta-spark for Spark 4.1, and lakecert's LogStore that holds commit files (conformance/adapters/delta_spark/java).
+DELTA_VERSION = "4.4.0"
+DELTA_JARS = (
+    f"delta-spark_4.1_2.13-{DELTA_VERSION}.jar",
+    f"delta-storage-{DELTA_VERSION}.jar",
+    "lakecert-delta-logstore.jar",
+)
+HELD_LOG_STORE = "lakecert.delta.HeldLogStore"
 DEFAULT_JARS = Path(__file__).resolve().parents[3] / ".cache" / "jars"  # `make setup` puts them in the checkout
 
 
@@ -40,6 +49,16 @@ def iceberg_jars() -> list[Path]:
     return jars
 
 
+def delta_jars() -> list[Path]:
+    """The Delta jars, or none when the set-up did not fetch them all (then the session has no Delta)."""
+    jars = [jars_dir() / j for j in DELTA_JARS]
+    return jars if all(j.exists() for j in jars) else []
+
+
+def has_delta(session: Any) -> bool:
+    return "io.delta.sql.DeltaSparkSessionExtension" in session.sparkContext.getConf().get("spark.sql.extensions", "")
+
+
 def spark_session(master: str) -> Any:
     """The run's SparkSession, created on first use (catalogs are set per session by the engine)."""
     global _session
@@ -51,11 +70,19 @@ def spark_session(master: str) -> Any:
                 from pyspark.sql import SparkSession
             except ImportError as e:
                 raise SparkUnavailable("pyspark is not installed; run `make setup`") from e
+            delta = delta_jars()
+            extensions = ["org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"]
+            builder = SparkSession.builder
+            if delta:  # Delta's SQL and path tables; file:// commit files go through the held LogStore
+                extensions.append("io.delta.sql.DeltaSparkSessionExtension")
+                builder = builder.config(
+                    "spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+                ).config("spark.delta.logStore.file.impl", HELD_LOG_STORE)
             builder = (
-                SparkSession.builder.master(master)
+                builder.master(master)
                 .appName("lakecert")
-                .config("spark.jars", ",".join(str(j) for j in iceberg_jars()))
-                .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+                .config("spark.jars", ",".join(str(j) for j in [*iceberg_jars(), *delta]))
+                .config("spark.sql.extensions", ",".join(extensions))
                 .config("spark.ui.enabled", "false")
                 .config("spark.sql.shuffle.partitions", "2")
             )

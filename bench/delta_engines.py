@@ -1,0 +1,98 @@
+"""Benchmark: profile ``delta-row-conflicts`` on a real Delta engine (``delta-spark``, ``delta-rs-engine``).
+
+Runs the profile once (or reads a finished run with ``--from DIR``) and prints, from its
+``results.json``: the run's wall time, the checks by outcome, the first check's time (it pays for
+the engine's start, e.g. the SparkSession), the time per schedule of the checks that ran every
+schedule they hold (PASS: check time over its number of schedules), and the time to the first
+counterexample. Not a test: nothing here asserts a time.
+
+    .venv/bin/python bench/delta_engines.py [--target delta-spark] [--config FILE] [--from DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from conformance.checks.delta_conflicts import scenarios as sc
+
+REPO = Path(__file__).resolve().parents[1]
+# check function -> the scenario it runs (checks/delta_conflicts/)
+SCHEDULES = {
+    "test_deletes_racing_writes_to_their_file": len(sc.RESURRECTION_PAIRS.schedules),
+    "test_concurrent_writes_of_one_row": len(sc.DUPLICATE_PAIRS.schedules),
+    "test_optimize_racing_row_writes": len(sc.COMPACTION_PAIRS.schedules),
+    "test_serializable_write_racing_an_append": len(sc.SERIALIZABLE_PAIRS.schedules),
+    "test_write_serializable_write_racing_a_merge": len(sc.WRITE_SERIALIZABLE_PAIRS.schedules),
+    "test_aborted_writes_leave_no_trace": len(sc.ABORT_PAIRS.schedules),
+    "test_commits_get_their_own_versions": len(sc.VERSION_PAIRS.schedules),
+    "test_every_two_operation_schedule": len(sc.EVERY_TWO_OPERATION_SCHEDULE.schedules),
+}
+
+
+def run(target: str, config: str | None, out: Path) -> None:
+    cmd = [str(REPO / ".venv/bin/lakecert"), "run", "--target", target, "--profile", "delta-row-conflicts"]
+    cmd += ["--out", str(out)] + (["--config", config] if config else [])
+    subprocess.run(cmd, cwd=REPO, check=False, stdout=subprocess.DEVNULL)
+
+
+def _function(test: str) -> str:
+    return test.rsplit("::", 1)[-1].split("[")[0]
+
+
+def report(results: dict[str, Any]) -> None:
+    info, checks = results["run_info"], results["results"]
+    print(f"target: {info['target']} ({info['target_version']}); machine: {os.cpu_count()} cores")
+    print("| figure | value |\n|---|---|")
+    print(f"| whole run | {info['duration_s']:.0f} s wall, {len(checks)} checks |")
+    counts = collections.Counter(c["status"] for c in checks)
+    print(f"| outcomes | {', '.join(f'{n} {s}' for s, n in sorted(counts.items()))} |")
+    print(f"| first check (engine start included) | {checks[0]['duration_s']:.1f} s |")
+    # The first check pays for the engine's start: left out of the per-schedule figure.
+    per = [
+        c["duration_s"] / SCHEDULES[_function(c["test"])]
+        for c in checks[1:]
+        if c["status"] == "PASS" and _function(c["test"]) in SCHEDULES
+    ]
+    if per:
+        print(f"| time per schedule (PASS checks, median; n={len(per)}) | {statistics.median(per):.1f} s |")
+        print(f"| time per schedule (slowest check) | {max(per):.1f} s |")
+    na = [c["duration_s"] for c in checks if c["status"] == "NOT_APPLICABLE"]
+    if na:
+        print(f"| NOT_APPLICABLE check (median) | {statistics.median(na):.2f} s |")
+    elapsed = 0.0
+    for c in checks:  # results.json lists checks in the order they ran
+        elapsed += c["duration_s"]
+        if c["status"] == "FAIL":
+            took = f"{c['duration_s']:.1f} s of check time, {elapsed:.0f} s into the run"
+            print(f"| first counterexample: {c['test'].rsplit('::', 1)[-1]} | {took} |")
+            break
+    else:
+        print("| first counterexample | none |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--target", default="delta-spark")
+    parser.add_argument(
+        "--config", help="lakecert config, e.g. with `targets: {delta-spark: {options: {exhaustive: true}}}`"
+    )
+    parser.add_argument("--from", dest="source", type=Path, help="read this finished run instead of running")
+    args = parser.parse_args()
+    if args.source is not None:
+        report(json.loads((args.source / "results.json").read_text()))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        run(args.target, args.config, Path(tmp) / "run")
+        report(json.loads((Path(tmp) / "run" / "results.json").read_text()))
+
+
+if __name__ == "__main__":
+    main()
