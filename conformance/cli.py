@@ -88,7 +88,7 @@ def _raise_interrupt(signum: int, frame: object) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     cfg = load_config(Path(args.config) if args.config else None).with_overrides(
-        target=args.target, seed=args.seed, profiles=_profiles_arg(args.profile)
+        target=args.target, seed=args.seed, profiles=_profiles_arg(args.profile), fail_fast=args.fail_fast or None
     )
     require_extras(cfg)
     out = _writable_dir(Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve(), "--out")
@@ -321,6 +321,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, help="seed for races and generated schedules")
     run.add_argument(
         "--select", action="append", help="rerun only this check (a node id from a reproducer), repeatable"
+    )
+    run.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help="stop at the first FAIL, with its reproducer (a partial run: no certificate, exit 1)",
     )
     run.add_argument("-v", "--verbose", action="store_true")
     run.set_defaults(func=cmd_run)

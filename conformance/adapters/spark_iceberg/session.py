@@ -7,6 +7,7 @@ the configuration, so heavy runs can go to a cluster.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -62,6 +63,20 @@ def spark_session(master: str) -> Any:
             _session = builder.getOrCreate()
             _session.sparkContext.setLogLevel("ERROR")
         return _session
+
+
+def start_early(master: str) -> threading.Thread:
+    """Start the session in the background (the JVM takes seconds) while lakecert collects and
+    plans its checks; the first ``spark_session`` call waits for it. A failure here is left for
+    that call to raise again, where the check that needs the session reports it."""
+
+    def start() -> None:
+        with contextlib.suppress(Exception):  # reported by the foreground call, not here
+            spark_session(master)
+
+    thread = threading.Thread(target=start, name="spark-session-start", daemon=True)
+    thread.start()
+    return thread
 
 
 def stop() -> None:

@@ -10,8 +10,9 @@ from conformance.contract.target import IcebergBudget, Kind, Side, TargetBase, T
 
 class SparkIcebergTarget(TargetBase):
     """Options (``targets: {spark-iceberg: {options: {...}}}``): ``master`` (``spark.master``, default
-    ``local[2]``; point it at a cluster for heavy runs) and ``hold_timeout_s`` (how long a commit may
-    wait at the catalog, and a writer may take to reach it, before the check ends in ERROR)."""
+    ``local[2]``; point it at a cluster for heavy runs), ``hold_timeout_s`` (how long a commit may
+    wait at the catalog, and a writer may take to reach it, before the check ends in ERROR) and
+    ``parallel`` (held schedules run at once, each on a table of its own; 1 runs them one by one)."""
 
     name = "spark-iceberg"
     # One table per check and seconds per commit: the core matrix, no exhaustive schedules by default.
@@ -20,13 +21,25 @@ class SparkIcebergTarget(TargetBase):
     sides: frozenset[Side] = frozenset({"engine"})
 
     second_writer = "spark"
+    # The model's preset of Spark's validations (conformance/model/iceberg/presets.py): the checks
+    # the model predicts to fail run first, one run per class of equivalent schedules.
+    model_preset: str | None = "spark"
 
-    def __init__(self, master: str = "local[2]", hold_timeout_s: float = 120.0) -> None:
+    def __init__(self, master: str = "local[2]", hold_timeout_s: float = 120.0, parallel: int = 2) -> None:
         self.master = master
         self.hold_timeout_s = hold_timeout_s
+        # Held schedules run at once, each on its own table of the one session (a writer spends most
+        # of a schedule waiting: for its commit's release, for Spark to plan a query).
+        self.parallel_schedules = parallel
 
     def version(self) -> str:
         return f"Spark {SPARK_VERSION}, Iceberg {ICEBERG_VERSION}"
+
+    def preflight(self) -> None:
+        """Starts the SparkSession in the background, so that its JVM start overlaps lakecert's own."""
+        from conformance.adapters.spark_iceberg.session import start_early
+
+        start_early(self.master)
 
     def make_engine(self, env: TargetEnv) -> IcebergEngine:
         from conformance.adapters.spark_iceberg.engine import SparkIcebergEngine  # starts the JVM: only when used
@@ -51,6 +64,7 @@ class SparkPyIcebergTarget(SparkIcebergTarget):
 
     name = "spark-pyiceberg"
     second_writer = "pyiceberg"
+    model_preset = None  # the model has no preset of pyiceberg's validations: every schedule runs
 
     def version(self) -> str:
         import pyiceberg
