@@ -107,6 +107,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         str(PKG_DIR / "pytest.ini"),
         "--rootdir",
         str(PKG_DIR),
+        # Only the pytest plugins a run needs: autoloading every installed one (schemathesis, xdist,
+        # anyio in a developer's venv) cost more than the Delta profiles' checks, and pytest rewrote
+        # the assertions of every module of hypothesis because it ships a plugin (docs/benchmarks.md).
+        "--disable-plugin-autoload",
+        "-p",
+        "allure_pytest.plugin",
+        "-p",
+        "_hypothesis_pytestplugin",
         "--alluredir",
         str(out / "allure-results"),
         "--clean-alluredir",
