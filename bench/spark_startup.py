@@ -23,13 +23,31 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def stages(mode: str) -> dict[str, float]:
-    """One process's stages, in seconds since it began (run in a child: a JVM per measurement)."""
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process, from /proc (the JVM is not our child to reap)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _jvm_pid() -> int | None:
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway  # type: ignore[attr-defined]
+    proc = getattr(gateway, "proc", None) if gateway is not None else None
+    return int(proc.pid) if proc is not None else None
+
+
+def stages(mode: str) -> dict[str, tuple[float, float]]:
+    """One process's stages: seconds since it began, and CPU seconds of this interpreter and the
+    JVM together (a loaded machine stretches the first, hardly the second). Run in a child: a JVM
+    per measurement."""
     began = time.perf_counter()
-    marks: dict[str, float] = {}
+    marks: dict[str, tuple[float, float]] = {}
 
     def mark(name: str) -> None:
-        marks[name] = round(time.perf_counter() - began, 2)
+        jvm = _jvm_pid()
+        cpu = _cpu_s(os.getpid()) + (_cpu_s(jvm) if jvm is not None else 0.0)
+        marks[name] = (round(time.perf_counter() - began, 2), round(cpu, 2))
 
     import pyspark  # noqa: F401
 
@@ -91,9 +109,9 @@ def main() -> None:
                 [sys.executable, __file__, "--child", mode], capture_output=True, text=True, check=True, cwd=REPO
             ).stdout
             marks = json.loads(out.strip().splitlines()[-1])
-            print(f"\n{mode}:\n| stage | s since start |\n|---|---|")
-            for name, t in marks.items():
-                print(f"| {name} | {t:.2f} |")
+            print(f"\n{mode}:\n| stage | s since start | CPU s since start (Python + JVM) |\n|---|---|---|")
+            for name, (t, cpu) in marks.items():
+                print(f"| {name} | {t:.2f} | {cpu:.2f} |")
 
 
 if __name__ == "__main__":

@@ -55,10 +55,16 @@ def spark_session(master: str) -> Any:
             builder = (
                 SparkSession.builder.master(master)
                 .appName("lakecert")
-                .config("spark.jars", ",".join(str(j) for j in iceberg_jars()))
+                # On the driver's class path, not `spark.jars`: in local mode the executor would
+                # otherwise fetch a copy of the 110 MB of jars through the driver's file server.
+                .config("spark.driver.extraClassPath", os.pathsep.join(str(j) for j in iceberg_jars()))
                 .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
                 .config("spark.ui.enabled", "false")
+                .config("spark.ui.showConsoleProgress", "false")
                 .config("spark.sql.shuffle.partitions", "2")
+                # Loopback only, and no lookup of the machine's name (which may resolve elsewhere).
+                .config("spark.driver.bindAddress", "127.0.0.1")
+                .config("spark.driver.host", "127.0.0.1")
             )
             _session = builder.getOrCreate()
             _session.sparkContext.setLogLevel("ERROR")
