@@ -70,6 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "scenario(scenario): the held schedules an Iceberg check runs")
 
 
+@pytest.hookimpl(trylast=True)  # after the profiles' selection: the plan starts runs only for checks that run
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselect the Iceberg checks outside the budget (they are not run, not skipped); order the
     rest by the model's plan when there is one."""
