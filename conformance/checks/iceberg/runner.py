@@ -83,8 +83,8 @@ class ScheduleRunner:
         return len(self._runs)
 
     def close(self) -> None:
-        """Drop the runs no check waits for any more (a stopped or interrupted run). Those under
-        way are not waited for: closing the engine next makes them end at once, where waiting for
-        their held commits could take minutes on a loaded machine."""
+        """Drop the runs no check waits for any more (a stopped run), finish those under way:
+        each releases its own held commits, so they end in a schedule's time, where closing the
+        engine under them would leave commits parked at the catalog until their hold timeout."""
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown(wait=True, cancel_futures=True)
