@@ -32,7 +32,7 @@ def _cpu_s(pid: int) -> float:
 def _jvm_pid() -> int | None:
     from pyspark import SparkContext
 
-    gateway = SparkContext._gateway  # type: ignore[attr-defined]
+    gateway = SparkContext._gateway
     proc = getattr(gateway, "proc", None) if gateway is not None else None
     return int(proc.pid) if proc is not None else None
 
