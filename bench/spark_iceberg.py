@@ -17,17 +17,32 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run(target: str, config: str | None, out: Path) -> None:
-    cmd = [str(REPO / ".venv/bin/lakecert"), "run", "--target", target, "--profile", "iceberg-row-delta"]
-    cmd += ["--out", str(out)] + (["--config", config] if config else [])
-    subprocess.run(cmd, cwd=REPO, check=False, stdout=subprocess.DEVNULL)
+def run(target: str, config: str | None, out: Path, extra: list[str]) -> dict[str, float]:
+    """Run the profile; the wall time of the whole command and, read from pytest's progress
+    characters as they are printed, the seconds from its start to the first ``F``."""
+    cmd = [sys.executable, "-m", "conformance.cli", "run", "--target", target, "--profile", "iceberg-row-delta"]
+    cmd += ["--out", str(out)] + (["--config", config] if config else []) + extra
+    began = time.perf_counter()
+    seen: dict[str, float] = {}
+    with subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+        assert proc.stdout is not None
+        proc.stdout.readline()  # "lakecert: certifying ...": pytest's progress characters follow
+        while char := proc.stdout.read(1):
+            if char in (b".", b"F", b"s", b"E") and "first check done" not in seen:
+                seen["first check done"] = time.perf_counter() - began
+            if char == b"F" and "first F" not in seen:
+                seen["first F"] = time.perf_counter() - began
+    seen["command wall"] = time.perf_counter() - began
+    return seen
 
 
 def report(results: dict[str, Any]) -> None:
@@ -60,13 +75,16 @@ def main() -> None:
     parser.add_argument("--target", default="spark-iceberg")
     parser.add_argument("--config", help="lakecert config, e.g. with `iceberg: {matrix: full, exhaustive: true}`")
     parser.add_argument("--from", dest="source", type=Path, help="read this finished run instead of running")
+    parser.add_argument("extra", nargs="*", help="more `lakecert run` options, after --, e.g. -- --fail-fast")
     args = parser.parse_args()
     if args.source is not None:
         report(json.loads((args.source / "results.json").read_text()))
         return
     with tempfile.TemporaryDirectory() as tmp:
-        run(args.target, args.config, Path(tmp) / "run")
+        seen = run(args.target, args.config, Path(tmp) / "run", args.extra)
         report(json.loads((Path(tmp) / "run" / "results.json").read_text()))
+    for what, seconds in seen.items():
+        print(f"| {what}, from the command's start | {seconds:.1f} s |")
 
 
 if __name__ == "__main__":

@@ -101,7 +101,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from conformance.run_context import RunContext
 
     cfg = load_config(Path(args.config) if args.config else None).with_overrides(
-        target=args.target, seed=args.seed, profiles=_profiles_arg(args.profile), catalog_target=args.catalog_target
+        target=args.target,
+        seed=args.seed,
+        profiles=_profiles_arg(args.profile),
+        catalog_target=args.catalog_target,
+        fail_fast=args.fail_fast or None,
     )
     require_extras(cfg)
     out = Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve()
@@ -129,6 +133,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         str(PKG_DIR / "pytest.ini"),
         "--rootdir",
         str(PKG_DIR),
+        # Only the pytest plugins a run needs: autoloading every installed one (schemathesis, xdist,
+        # anyio in a developer's venv) cost more than the Delta profiles' checks, and pytest rewrote
+        # the assertions of every module of hypothesis because it ships a plugin (docs/benchmarks.md).
+        "--disable-plugin-autoload",
+        "-p",
+        "allure_pytest.plugin",
+        "-p",
+        "_hypothesis_pytestplugin",
         "--alluredir",
         str(out / "allure-results"),
         "--clean-alluredir",
@@ -383,6 +395,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, help="seed for races and generated schedules")
     run.add_argument(
         "--select", action="append", help="rerun only this check (a node id from a reproducer), repeatable"
+    )
+    run.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help="stop at the first FAIL, with its reproducer (a partial run: no certificate, exit 1)",
     )
     run.add_argument("-v", "--verbose", action="store_true")
     run.set_defaults(func=cmd_run)

@@ -63,6 +63,10 @@ class IcebergSettings(_Strict):
 
     matrix: Literal["auto", "full", "core"] = "auto"
     exhaustive: Literal["auto"] | bool = "auto"
+    # The model's plan for a real engine (conformance/checks/iceberg/plan.py): checks it predicts to
+    # fail first, one engine run per class of equivalent schedules, runs started ahead. "auto": on
+    # when the target names its engine's preset (``model_preset``).
+    model_guided: Literal["auto"] | bool = "auto"
 
 
 class Deadlines(_Strict):
@@ -92,6 +96,7 @@ class Settings(_Strict):
     # (e.g. ``uc``); None: a target with both sides is paired with its own catalog.
     catalog_target: str | None = Field(default=None, min_length=1)
     seed: int = 20261122
+    fail_fast: bool = False  # stop at the first FAIL: a partial run, never certified (``--fail-fast``)
     race: Race = Race()
     model: ModelBudget = ModelBudget()
     storage: StorageSettings = StorageSettings()

@@ -177,6 +177,7 @@ class RunContext:
     collected: int | None = None  # checks selected, once collection is done
     interrupted: bool = False
     unavailable: str | None = None  # why the target's preflight failed: every check ends in ERROR
+    stopped_at: str | None = None  # fail-fast: the check whose FAIL stopped the run
     _target_catalog: Catalog | None = None
     _reference_catalog: ReferenceCatalog | None = None
     _target_version: str | None = None
@@ -309,6 +310,7 @@ class RunContext:
             "warehouse": self.env.warehouse_uri,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
             "duration_s": round(time.time() - self.started, 3),
+            "stopped_at_first_fail": self.stopped_at,
             "python": sys.version.split()[0],
             "platform": platform.platform(),
         }

@@ -2,9 +2,10 @@
 row of a merge-on-read DELETE racing an UPDATE under snapshot isolation, with its reproducer, in
 format v2 and v3, with tables on local disk and on S3 (moto).
 
-Two `lakecert run`s (one SparkSession each), kept in one xdist worker so their JVMs do not compete;
-they only run the update/delete checks, so `make test` stays within minutes. The full matrix is
-recorded in docs/compatibility.md.
+Three `lakecert run`s (one SparkSession each), kept in one xdist worker so their JVMs do not compete:
+the update/delete checks with every schedule run (``model_guided: false``), the same on S3 with the
+model's plan, and the whole profile with ``--fail-fast``, which the plan makes stop after its first
+check. `make test` stays within minutes. The full matrix is recorded in docs/compatibility.md.
 """
 
 from __future__ import annotations
@@ -34,7 +35,14 @@ def spark(out: Path, *args: str) -> Path:
 
 @pytest.fixture(scope="module")
 def spark_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return spark(tmp_path_factory.mktemp("spark") / "run", "--select", CHECK)
+    config = tmp_path_factory.mktemp("spark") / "every-schedule.yaml"
+    config.write_text("iceberg: {model_guided: false}\n")  # every configuration on a table of its own
+    return spark(config.parent / "run", "--config", str(config), "--select", CHECK)
+
+
+@pytest.fixture(scope="module")
+def fail_fast_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return spark(tmp_path_factory.mktemp("spark-fail-fast") / "run", "--fail-fast")
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +127,15 @@ def test_every_schedule_is_in_the_report_with_the_engines_reason_to_abort(spark_
     aborts = [n for r in reports for n in step_names(r) if "ABORTED (" in n]
     assert aborts and all("Py4JJavaError" not in n for n in aborts)
     assert any("ABORTED (ValidationException: " in n for n in aborts)
+
+
+def test_the_model_puts_the_counterexample_first_and_fail_fast_stops_there(fail_fast_run: Path) -> None:
+    """Spark's preset predicts the resurrected row in merge-on-read, snapshot isolation, format v2:
+    that check runs first, fails, and the run stops there, partial and not certified."""
+    res = results(fail_fast_run)
+    first = res["results"][0]
+    assert first["test"] == f"{CHECK}[upd-mor-del-mor-snapshot-v2]"
+    assert first["status"] == "FAIL" and first["violated"] == ["ICE-NO-RESURRECTION"]
+    assert res["run_info"]["stopped_at_first_fail"] == first["test"] and len(res["results"]) == 1
+    assert res["verdict"] == "NOT_CERTIFIED" and not (fail_fast_run / "certificate.json").exists()
+    assert json.loads((fail_fast_run / str(first["reproducer"])).read_text())["schedule"]["schedule"]

@@ -5,7 +5,8 @@
 - ``outcomes``: who is wrong - each check's outcome, decided once, kept in the item's stash;
 - ``watchdog``: hang guards around every phase of a check;
 - ``reporting``: Allure labels, reproducers, and results.json/junit/certificate at the end;
-- ``progress``: names a check that runs long, so a slow run is told from a stuck one.
+- ``progress``: names a check that runs long, so a slow run is told from a stuck one;
+- ``failfast``: stops the run at the first FAIL when asked (a partial run).
 
 ``lakecert run`` builds the run's ``RunContext`` once and hands it, with these modules, to
 ``pytest.main`` as plugin objects (``plugins(ctx)``); nothing travels as command-line strings.
@@ -13,10 +14,10 @@
 
 from __future__ import annotations
 
-from conformance.plugin import fixtures, outcomes, progress, reporting, selection, watchdog
+from conformance.plugin import failfast, fixtures, outcomes, progress, reporting, selection, watchdog
 from conformance.run_context import RunContext
 
-MODULES = (selection, fixtures, outcomes, watchdog, reporting, progress)
+MODULES = (selection, fixtures, outcomes, watchdog, reporting, progress, failfast)
 
 
 def plugins(ctx: RunContext) -> list[object]:

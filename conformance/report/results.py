@@ -165,7 +165,9 @@ def exit_code(results: dict[str, Any]) -> int:
     a run that did not finish (interrupted, checks missing)."""
     statuses = {r["status"] for r in results["results"]}
     info = results["run_info"]
-    unfinished = info.get("interrupted") or info.get("complete") is False
+    # A fail-fast run that stopped at a FAIL is unfinished on purpose: it says "not certified" (1).
+    stopped = info.get("stopped_at_first_fail") is not None
+    unfinished = info.get("interrupted") or (info.get("complete") is False and not stopped)
     if Outcome.ERROR.value in statuses or not results["results"] or unfinished:
         return 2
     if Outcome.FAIL.value in statuses:

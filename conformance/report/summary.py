@@ -85,6 +85,11 @@ def print_summary(results: dict[str, Any], out: Path, console: Console | None = 
     console.print(f"\nlakecert {info['suite_version']}  target={info['target']}  seed={info['seed']}")
     if partial:
         console.print(f"[bold yellow]{PARTIAL}[/]: only the selected checks ran; no certificate is written")
+    if stopped := info.get("stopped_at_first_fail"):
+        console.print(
+            f"[bold yellow]{PARTIAL}[/]: stopped at the first FAIL (fail-fast), after {escape(stopped)}; "
+            f"{info.get('checks_selected', '?')} checks selected, {len(results['results'])} run; no certificate"
+        )
     bad = [r for r in results["results"] if r["status"] in ("FAIL", "WARN", "ERROR")]
     for row in bad[:MAX_DETAILED]:
         _print_failure(console, row, results, out)

@@ -7,7 +7,8 @@ outcome) into the Allure report. It never states an expected outcome.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import allure
 
@@ -26,12 +27,25 @@ class HeldEngine(Protocol):
     def read(self, table: str, version: int | None = None) -> TableRead: ...
 
 
+@runtime_checkable
+class ReadsVersions(Protocol):
+    """Optional for an engine: the latest version without reading it, and several versions read
+    at once (for Spark, one query instead of one per version)."""
+
+    def current_version(self, table: str) -> int: ...
+
+    def read_versions(self, table: str, versions: Sequence[int]) -> list[TableRead]: ...
+
+
 class Setup(Protocol):
     def describe(self) -> str: ...
 
 
-def run_held(engine: HeldEngine, table: str, setup: Setup, schedule: HeldSchedule) -> History:
-    """Create ``table``, run ``schedule`` on it, then read every version since the set-up."""
+def run_held(engine: HeldEngine, table: str, setup: Setup, schedule: HeldSchedule, *, report: bool = True) -> History:
+    """Create ``table``, run ``schedule`` on it, then read every version since the set-up.
+
+    ``report=False`` leaves the Allure steps to the caller (``report_steps``): a run in another
+    thread than the check's, or the model's prediction, which is no step of any check."""
     initial = engine.create_table(table, setup)
     steps = [ScheduleStep(f"set-up: {setup.describe()}; v{initial.version} holds {list(initial.rows)}")]
     held: dict[int, HeldCommit] = {}
@@ -47,16 +61,27 @@ def run_held(engine: HeldEngine, table: str, setup: Setup, schedule: HeldSchedul
         records[i] = OpRecord(f"T{i}", op.kind, op.id, op.values, held[i].start_version, version, writer)
         outcome = f"COMMITTED v{version}" if result.committed else f"ABORTED ({result.reason or 'conflict'})"
         steps.append(ScheduleStep(f"{text}: {outcome}", f"T{i}"))
-    latest = engine.read(table).version
-    reads = tuple(ReadRecord(v, engine.read(table, v).rows) for v in range(initial.version, latest + 1))
+    if isinstance(engine, ReadsVersions):
+        latest = engine.current_version(table)
+        got = engine.read_versions(table, range(initial.version, latest + 1))
+    else:
+        latest = engine.read(table).version
+        got = [engine.read(table, v) for v in range(initial.version, latest + 1)]
+    reads = tuple(ReadRecord(r.version, r.rows) for r in got)
     steps.append(ScheduleStep(f"read v{initial.version}..v{latest}"))
     ops = tuple(records[i] for i in sorted(records))
-    # In the report for every check, passing ones too: what each writer did (e.g. why one aborted).
+    history = History(initial.version, initial.rows, ops, reads, tuple(steps))
+    if report:
+        report_steps(table, history)
+    return history
+
+
+def report_steps(table: str, history: History) -> None:
+    """In the report for every check, passing ones too: what each writer did (e.g. why one aborted)."""
     with allure.step(f"schedule on {table}"):
-        for step in steps:
+        for step in history.schedule:
             with allure.step(step.text):
                 pass
-    return History(initial.version, initial.rows, ops, reads, tuple(steps))
 
 
 def schedule_notes(anomaly: Anomaly, setup: Setup, history: History) -> dict[str, object]:

@@ -8,6 +8,7 @@ the configuration, so heavy runs can go to a cluster.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -81,14 +82,34 @@ def spark_session(master: str) -> Any:
             builder = (
                 builder.master(master)
                 .appName("lakecert")
-                .config("spark.jars", ",".join(str(j) for j in [*iceberg_jars(), *delta]))
+                # On the driver's class path, not `spark.jars`: in local mode the executor would
+                # otherwise fetch a copy of the 110 MB of jars through the driver's file server.
+                .config("spark.driver.extraClassPath", os.pathsep.join(str(j) for j in [*iceberg_jars(), *delta]))
                 .config("spark.sql.extensions", ",".join(extensions))
                 .config("spark.ui.enabled", "false")
+                .config("spark.ui.showConsoleProgress", "false")
                 .config("spark.sql.shuffle.partitions", "2")
+                # Loopback only, and no lookup of the machine's name (which may resolve elsewhere).
+                .config("spark.driver.bindAddress", "127.0.0.1")
+                .config("spark.driver.host", "127.0.0.1")
             )
             _session = builder.getOrCreate()
             _session.sparkContext.setLogLevel("ERROR")
         return _session
+
+
+def start_early(master: str) -> threading.Thread:
+    """Start the session in the background (the JVM takes seconds) while lakecert collects and
+    plans its checks; the first ``spark_session`` call waits for it. A failure here is left for
+    that call to raise again, where the check that needs the session reports it."""
+
+    def start() -> None:
+        with contextlib.suppress(Exception):  # reported by the foreground call, not here
+            spark_session(master)
+
+    thread = threading.Thread(target=start, name="spark-session-start", daemon=True)
+    thread.start()
+    return thread
 
 
 def stop() -> None:

@@ -12,9 +12,10 @@ from conformance.contract.target import IcebergBudget, Kind, Side, TargetBase, T
 
 class SparkIcebergTarget(TargetBase):
     """Options (``targets: {spark-iceberg: {options: {...}}}``): ``master`` (``spark.master``, default
-    ``local[2]``; point it at a cluster for heavy runs) and ``hold_timeout_s`` (how long a commit may
-    wait at the catalog, and a writer may take to reach it, before the check ends in ERROR).
-    ``catalog`` chooses the REST catalog Spark commits through: ``reference`` (lakecert's, default),
+    ``local[2]``; point it at a cluster for heavy runs), ``hold_timeout_s`` (how long a commit may
+    wait at the catalog, and a writer may take to reach it, before the check ends in ERROR),
+    ``parallel`` (held schedules run at once, each on a table of its own; 1 runs them one by one) and
+    ``catalog``, the REST catalog Spark commits through: ``reference`` (lakecert's, default),
     ``nessie`` (Project Nessie started for the run, its own options under ``nessie``, as the
     ``nessie`` target's), or the ``http://`` URI of any running REST catalog; any but the reference
     is reached through lakecert's holding proxy, which holds the commits as the reference does."""
@@ -26,6 +27,9 @@ class SparkIcebergTarget(TargetBase):
     sides: frozenset[Side] = frozenset({"engine"})
 
     second_writer = "spark"
+    # The model's preset of Spark's validations (conformance/model/iceberg/presets.py): the checks
+    # the model predicts to fail run first, one run per class of equivalent schedules.
+    model_preset: str | None = "spark"
 
     def __init__(
         self,
@@ -33,6 +37,7 @@ class SparkIcebergTarget(TargetBase):
         hold_timeout_s: float = 120.0,
         catalog: str = "reference",
         nessie: dict[str, Any] | None = None,
+        parallel: int = 2,
     ) -> None:
         if catalog not in ("reference", "nessie") and not catalog.startswith("http://"):
             # A configuration error (exit 2), before anything starts.
@@ -41,10 +46,19 @@ class SparkIcebergTarget(TargetBase):
         self.hold_timeout_s = hold_timeout_s
         self.catalog = catalog
         self.nessie = dict(nessie or {})
+        # Held schedules run at once, each on its own table of the one session (a writer spends most
+        # of a schedule waiting: for its commit's release, for Spark to plan a query).
+        self.parallel_schedules = parallel
 
     def version(self) -> str:
         through = {"reference": "", "nessie": ", through Nessie 0.99.0"}.get(self.catalog, f", through {self.catalog}")
         return f"Spark {SPARK_VERSION}, Iceberg {ICEBERG_VERSION}{through}"
+
+    def preflight(self) -> None:
+        """Starts the SparkSession in the background, so that its JVM start overlaps lakecert's own."""
+        from conformance.adapters.spark_iceberg.session import start_early
+
+        start_early(self.master)
 
     def make_engine(self, env: TargetEnv) -> IcebergEngine:
         from conformance.adapters.spark_iceberg.engine import SparkIcebergEngine  # starts the JVM: only when used
@@ -71,6 +85,7 @@ class SparkPyIcebergTarget(SparkIcebergTarget):
 
     name = "spark-pyiceberg"
     second_writer = "pyiceberg"
+    model_preset = None  # the model has no preset of pyiceberg's validations: every schedule runs
 
     def version(self) -> str:
         import pyiceberg

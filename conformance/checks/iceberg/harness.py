@@ -11,6 +11,7 @@ import pkgutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from conformance.checks.iceberg.runner import ScheduleRunner
 from conformance.checks.iceberg.scenarios import Scenario
 from conformance.contract.iceberg import IcebergEngine, NotSupported, TableSetup
 from conformance.history import Anomaly, History, check
@@ -24,37 +25,51 @@ __all__ = ["Finding", "findings", "first_finding", "record", "run_check", "run_h
 
 @dataclass(frozen=True)
 class Finding:
-    """An anomaly the checker found, with what produced it."""
+    """An anomaly the checker found, with what produced it: ``ran_as`` is the configuration the
+    engine ran (the model proved it equivalent to ``setup`` for this schedule), when it differs."""
 
     anomaly: Anomaly
     setup: TableSetup
     schedule: HeldSchedule
     history: History
+    ran_as: TableSetup | None = None
 
 
-def findings(engine: IcebergEngine, table: str, setup: TableSetup, scenario: Scenario) -> Iterator[Finding]:
-    """Run every schedule of ``scenario`` on a fresh table each; yield the anomalies it counts."""
-    for n, schedule in enumerate(scenario.schedules):
-        history = run_held(engine, f"{table}_{n}", setup, schedule)
-        for anomaly in check(history, scenario.order):
+def findings(
+    where: ScheduleRunner | IcebergEngine, table: str, setup: TableSetup, scenario: Scenario
+) -> Iterator[Finding]:
+    """Run every schedule of ``scenario`` (each on a fresh table) on the runner, or directly on an
+    engine; yield the anomalies it counts."""
+    runner = where if isinstance(where, ScheduleRunner) else ScheduleRunner(where)
+    for n, schedule in enumerate(runner.schedules(setup, scenario)):
+        ran = runner.run(f"{table}_{n}", setup, schedule)
+        for anomaly in check(ran.history, scenario.order):
             if anomaly.kind in scenario.kinds:
-                yield Finding(anomaly, setup, schedule, history)
+                yield Finding(anomaly, setup, schedule, ran.history, ran.setup if ran.setup != setup else None)
 
 
-def first_finding(engine: IcebergEngine, table: str, setup: TableSetup, scenario: Scenario) -> Finding | None:
-    return next(findings(engine, table, setup, scenario), None)
+def first_finding(
+    where: ScheduleRunner | IcebergEngine, table: str, setup: TableSetup, scenario: Scenario
+) -> Finding | None:
+    return next(findings(where, table, setup, scenario), None)
 
 
 def record(transcript: Transcript, finding: Finding) -> None:
     """What the reproducer needs to see the failure again."""
-    transcript.notes["schedule"] = schedule_notes(finding.anomaly, finding.setup, finding.history)
+    notes = schedule_notes(finding.anomaly, finding.ran_as or finding.setup, finding.history)
+    if finding.ran_as is not None:
+        notes["judged_for"] = finding.setup.describe()
+        notes["why_another_table"] = "the model gives this schedule the same history on both configurations"
+    transcript.notes["schedule"] = notes
 
 
-def run_check(engine: IcebergEngine, table: str, setup: TableSetup, scenario: Scenario, transcript: Transcript) -> None:
+def run_check(
+    runner: ScheduleRunner, table: str, setup: TableSetup, scenario: Scenario, transcript: Transcript
+) -> None:
     """The body of a check: NOT_APPLICABLE when the engine refuses the table configuration,
     a failure of the check's requirement when the checker finds one of the scenario's anomalies."""
     try:
-        finding = first_finding(engine, table, setup, scenario)
+        finding = first_finding(runner, table, setup, scenario)
     except NotSupported as e:
         # create_table refuses before writing anything: there is no table state to verify
         not_applicable(f"the engine does not write tables with {setup.describe()}: {e}")

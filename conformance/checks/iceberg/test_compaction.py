@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.iceberg.harness import run_check
+from conformance.checks.iceberg.runner import ScheduleRunner
 from conformance.checks.iceberg.scenarios import (
     COMPACTION_THEN_DELETE,
     CONFIGS,
@@ -12,7 +13,7 @@ from conformance.checks.iceberg.scenarios import (
     UPDATE_THEN_COMPACTION,
     config_id,
 )
-from conformance.contract.iceberg import IcebergEngine, TableSetup
+from conformance.contract.iceberg import TableSetup
 from conformance.observe.transcript import Transcript
 
 pytestmark = [
@@ -21,19 +22,22 @@ pytestmark = [
 ]
 
 
+@pytest.mark.scenario(DELETE_THEN_COMPACTION)
 def test_delete_then_compaction(
-    engine: IcebergEngine, setup: TableSetup, table_name: str, transcript: Transcript
+    runner: ScheduleRunner, setup: TableSetup, table_name: str, transcript: Transcript
 ) -> None:
-    run_check(engine, table_name, setup, DELETE_THEN_COMPACTION, transcript)
+    run_check(runner, table_name, setup, DELETE_THEN_COMPACTION, transcript)
 
 
+@pytest.mark.scenario(COMPACTION_THEN_DELETE)
 def test_compaction_then_delete(
-    engine: IcebergEngine, setup: TableSetup, table_name: str, transcript: Transcript
+    runner: ScheduleRunner, setup: TableSetup, table_name: str, transcript: Transcript
 ) -> None:
-    run_check(engine, table_name, setup, COMPACTION_THEN_DELETE, transcript)
+    run_check(runner, table_name, setup, COMPACTION_THEN_DELETE, transcript)
 
 
+@pytest.mark.scenario(UPDATE_THEN_COMPACTION)
 def test_update_then_compaction(
-    engine: IcebergEngine, setup: TableSetup, table_name: str, transcript: Transcript
+    runner: ScheduleRunner, setup: TableSetup, table_name: str, transcript: Transcript
 ) -> None:
-    run_check(engine, table_name, setup, UPDATE_THEN_COMPACTION, transcript)
+    run_check(runner, table_name, setup, UPDATE_THEN_COMPACTION, transcript)

@@ -10,6 +10,7 @@ from hypothesis import given, reject
 from hypothesis import seed as hypothesis_seed
 
 from conformance.checks.iceberg.harness import first_finding, record, run_check
+from conformance.checks.iceberg.runner import ScheduleRunner
 from conformance.checks.iceberg.scenarios import (
     ALL_KINDS,
     CONFIGS,
@@ -28,10 +29,11 @@ from conformance.schedules.iceberg_strategies import held_schedules, table_setup
 
 @pytest.mark.req("ICE-SERIALIZABLE-READS")
 @pytest.mark.parametrize("setup", CONFIGS, ids=config_id)
+@pytest.mark.scenario(EVERY_TWO_OPERATION_SCHEDULE)
 def test_every_two_operation_schedule(
-    engine: IcebergEngine, setup: TableSetup, table_name: str, transcript: Transcript
+    runner: ScheduleRunner, setup: TableSetup, table_name: str, transcript: Transcript
 ) -> None:
-    run_check(engine, table_name, setup, EVERY_TWO_OPERATION_SCHEDULE, transcript)
+    run_check(runner, table_name, setup, EVERY_TWO_OPERATION_SCHEDULE, transcript)
 
 
 @pytest.mark.req("ICE-SERIALIZABLE-READS")

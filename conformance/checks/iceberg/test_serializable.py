@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.iceberg.harness import run_check
+from conformance.checks.iceberg.runner import ScheduleRunner
 from conformance.checks.iceberg.scenarios import (
     DELETE_MISSES_INSERT,
     SERIALIZABLE_CONFIGS,
     UPDATE_MISSES_INSERT,
     config_id,
 )
-from conformance.contract.iceberg import IcebergEngine, TableSetup
+from conformance.contract.iceberg import TableSetup
 from conformance.observe.transcript import Transcript
 
 pytestmark = [
@@ -20,13 +21,15 @@ pytestmark = [
 ]
 
 
+@pytest.mark.scenario(DELETE_MISSES_INSERT)
 def test_delete_racing_an_insert(
-    engine: IcebergEngine, setup: TableSetup, table_name: str, transcript: Transcript
+    runner: ScheduleRunner, setup: TableSetup, table_name: str, transcript: Transcript
 ) -> None:
-    run_check(engine, table_name, setup, DELETE_MISSES_INSERT, transcript)
+    run_check(runner, table_name, setup, DELETE_MISSES_INSERT, transcript)
 
 
+@pytest.mark.scenario(UPDATE_MISSES_INSERT)
 def test_update_racing_an_insert(
-    engine: IcebergEngine, setup: TableSetup, table_name: str, transcript: Transcript
+    runner: ScheduleRunner, setup: TableSetup, table_name: str, transcript: Transcript
 ) -> None:
-    run_check(engine, table_name, setup, UPDATE_MISSES_INSERT, transcript)
+    run_check(runner, table_name, setup, UPDATE_MISSES_INSERT, transcript)
