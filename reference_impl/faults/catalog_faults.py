@@ -346,3 +346,16 @@ class StagedAnyPath(ReferenceCatalog):
         if uri is not None and uri.startswith(location + "/") and uri.endswith(".json"):
             uri = staged_dir_uri(location) + uri.rsplit("/", 1)[-1]  # judged by its name alone
         check_commit(location, RatifiedCommit(proposal.version, uri, proposal.inline_content))
+
+
+@fault(
+    "publish-mark-above-latest",
+    "catalog",
+    breaks=("CAT-FORGET-PUBLISHED-ONLY",),
+    description="Takes a publication report above the latest version as its mark: later commits are forgotten.",
+)
+class PublishMarkAboveLatest(ReferenceCatalog):
+    def mark_published(self, table_id: str, version: int) -> None:
+        with self._store.write() as tx:
+            self._registered(tx, table_id)
+            self._publish(tx, table_id, version)  # no test against the latest ratified version

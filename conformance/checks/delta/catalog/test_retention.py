@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, premise
-from conformance.contract.delta import NotSupported
+from conformance.contract.delta import CatalogError, NotSupported
 from conformance.observe.recording import RecordingCatalog
-from conformance.report.outcomes import Violation, not_applicable
+from conformance.report.outcomes import PremiseBroken, Violation, not_applicable
 
 
 @pytest.mark.req("CAT-RETAIN-UNPUBLISHED")
@@ -33,6 +35,26 @@ def test_publication_mark_drops_nothing_above_it(
     listed = driver.listing(table)
     for version in (4, 5, 6):
         assert listed.get(version) == staged[version], f"unpublished v{version} was dropped after publishing up to 3"
+
+
+@pytest.mark.req("CAT-FORGET-PUBLISHED-ONLY")
+def test_publication_report_above_the_latest_forgets_nothing_ratified_later(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    # A report of publication past the latest version (a confused or stale client) cannot be true;
+    # a catalog that records it as its mark later forgets commits nobody published (issue 18's
+    # mutation testing found the reference's refusal untested).
+    table = driver.new_table(table_name)
+    driver.commit_range(table, 1, 2)
+    with contextlib.suppress(CatalogError):  # refusing the report is right; accepting it is judged below
+        catalog.mark_published(table.table_id, 6)
+    staged = driver.commit_range(table, 3, 4)
+    with premise("publishing v1-v3 and recording publication up to v3"):
+        driver.publish(table, 3)
+    listed = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id).commits}
+    if 4 not in listed and any(c.version == 4 for c in catalog.get_commits(table.table_id, 4, 4).commits):
+        raise PremiseBroken("v4 is served alone but left out of the full listing (a listing fault)")
+    assert listed.get(4) == staged[4], "unpublished v4 was dropped: a publication report of v6 was taken at v2"
 
 
 # Hosting inline commits is a MAY; once a catalog accepts one, the commit is ratified and binds the
