@@ -19,7 +19,7 @@ KERNEL_JARS := .cache/jars/kernel/.fetched
 KERNEL_DRIVER := .cache/kernel-driver/lakecert/kernel/Driver.class
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: setup certify test lint selftest bench bench-spark docs clean rck-jars
+.PHONY: setup certify test lint selftest bench bench-spark docs clean rck-jars mutation
 
 setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER)
 
@@ -88,8 +88,15 @@ bench: setup
 bench-spark: setup
 	$(BIN)/python bench/spark_iceberg.py
 
+# Mutation testing of the reference with cosmic-ray (docs/mutation.md): cached per module in .mutation/,
+# bounded by BUDGET seconds (a stopped run resumes), MODULES from tests/mutation/groups.py.
+MODULES ?= catalog,client,client-log
+BUDGET ?= 3600
+mutation: setup
+	nice -n 10 $(BIN)/python -m tests.mutation.run --modules $(MODULES) --budget-s $(BUDGET)
+
 docs: setup
 	$(BIN)/lakecert requirements --markdown > docs/requirements.md
 
 clean:
-	rm -rf $(VENV) reports/*/ .hypothesis
+	rm -rf $(VENV) reports/*/ .hypothesis .mutation

@@ -57,6 +57,25 @@ def test_publication_report_above_the_latest_forgets_nothing_ratified_later(
     assert listed.get(4) == staged[4], "unpublished v4 was dropped: a publication report of v6 was taken at v2"
 
 
+@pytest.mark.req("CAT-FORGET-PUBLISHED-ONLY")
+def test_proposal_claiming_its_own_publication_forgets_nothing(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    # A proposal may carry the writer's publication mark (UC's latest backfilled version); a mark at
+    # the proposed version claims the commit was published before it was ratified, which cannot be.
+    table = driver.new_table(table_name)
+    driver.commit_range(table, 1, 2)
+    uri = driver.stage(table, 3)
+    with contextlib.suppress(CatalogError):  # refusing the proposal is right; accepting it is judged below
+        catalog.commit(table.table_id, 3, staged_uri=uri, in_commit_timestamp=ict_of(3), latest_published_version=3)
+    if catalog.get_commits(table.table_id).latest_version < 3:
+        return  # refused, and nothing was ratified
+    listed = [c.version for c in catalog.get_commits(table.table_id).commits]
+    if 3 not in listed and any(c.version == 3 for c in catalog.get_commits(table.table_id, 3, 3).commits):
+        raise PremiseBroken("v3 is served alone but left out of the full listing (a listing fault)")
+    assert 3 in listed, "v3 was ratified and dropped at once: its proposal claimed it was published already"
+
+
 # Hosting inline commits is a MAY; once a catalog accepts one, the commit is ratified and binds the
 # catalog by the MUST of CAT-RETAIN-UNPUBLISHED: served unchanged until published (issue 18).
 @pytest.mark.req("CAT-INLINE-COMMITS", "CAT-RETAIN-UNPUBLISHED")
