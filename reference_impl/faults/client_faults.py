@@ -20,7 +20,8 @@ from reference_impl.delta import actions as act
 from reference_impl.delta.actions import Action, InvalidCommitError, decode_commit
 from reference_impl.delta.cleanup import cut_off_checkpoint, files_to_delete, log_files, plan_cleanup
 from reference_impl.delta.client import ReferenceClient
-from reference_impl.delta.log_paths import delta_uri, staged_dir
+from reference_impl.delta.compaction import reconcile
+from reference_impl.delta.log_paths import compaction_uri, delta_uri, staged_dir
 from reference_impl.delta.snapshot import CommitRef, LogReader, LogSegment, Snapshot, listed_log_files
 from reference_impl.faults.base import fault
 
@@ -515,3 +516,24 @@ class _EngineTimestampReader(LogReader):
 )
 class CommitInfoTimestampTimeTravel(ReferenceClient):
     reader_class = _EngineTimestampReader
+
+
+@fault(
+    "compaction-reads-one-more",
+    "client",
+    breaks=("WRT-COMPACTION-CONTENT",),
+    description="A log compaction of x to y also folds in commit y + 1 when it exists (a range end off by one).",
+)
+class CompactionReadsOneMore(ReferenceClient):
+    def compact_log(self, name: str, start_version: int, end_version: int) -> bool:
+        table = self._table(name)
+        if not self._policy_allows(table.table_id, "log_compaction"):
+            return False
+        seg = self._log.segment(table.table_id, table.location)
+        if not self._compaction_allowed(seg, start_version, end_version):
+            return False
+        last = end_version + 1 if end_version + 1 in seg.commits else end_version
+        commits = [self._log.commit_actions(seg.commits[v]) for v in range(start_version, last + 1)]
+        data = act.encode_commit(reconcile(commits))
+        self.storage.put(compaction_uri(table.location, start_version, end_version), data, if_absent=True)
+        return True
