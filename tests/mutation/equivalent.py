@@ -10,14 +10,43 @@ from __future__ import annotations
 
 CLIENT = "reference_impl/delta/client.py"
 CATALOG = "reference_impl/catalog/catalog.py"
+SNAPSHOT = "reference_impl/delta/snapshot.py"
+
+# Reasons shared by several mutants. "Outside the RFC": both behaviours are allowed, or the input
+# is one the RFC says nothing about (a negative bound, a non-integer version) and no conforming
+# client sends; the catalog profile sends the malformed proposals the RFC does speak of
+# (docs/certify.md) and those mutants are killed.
+ARGUMENTS = (
+    "outside the RFC: validation of an argument no client sends (a negative or non-integer version,"
+    " bound or timestamp); the RFC has no rule for it and the catalog profile does not send it"
+)
+REDUNDANT = (
+    "equivalent: commit() refuses versions below 1 before check_commit runs (check_commit's own"
+    " test of the version then never decides)"
+)
+CREATION = (
+    "outside the RFC: how a catalog registers or drops tables is its own (RFC 'Creating a"
+    " catalog-managed table' leaves it to the catalog); lakecert's tests/test_reference_catalog.py"
+    " and tests/test_catalog_drop.py judge the reference's choices"
+)
+GIVE_UP = (
+    "equivalent: only reached after every retry lost a race; which exception a writer raises when it"
+    " gives up is not an RFC rule (the conflict is reported either way, and nothing was ratified)"
+)
+DECLINE = "equivalent: declines more compactions; log compaction is optional (a MAY), declining any range conforms"
+RETRIES = "equivalent: how often a writer retries is its own choice"
+UNREACHABLE = (
+    "equivalent on conforming tables: the test guards against a log with a hole (a commit missing at"
+    " or after the checkpoint), which no conforming writer or cleanup leaves"
+)
 
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     (CLIENT, "return time.time_ns() // 1_000_000", "return time.time_ns() // 1000001"): (
         "the wall clock only proposes an in-commit timestamp; max(now, previous + 1) keeps them"
         " increasing whatever the clock says, and a clock a millionth slow is still a clock"
     ),
-    (CLIENT, "max_retries: int = 10,", "max_retries: int = 11,"): "how often a writer retries is its own choice",
-    (CLIENT, "max_retries: int = 10,", "max_retries: int = 9,"): "how often a writer retries is its own choice",
+    (CLIENT, "max_retries: int = 10,", "max_retries: int = 11,"): RETRIES,
+    (CLIENT, "max_retries: int = 10,", "max_retries: int = 9,"): RETRIES,
     (
         CLIENT,
         "return now if previous is None else max(now, previous + 1)",
@@ -27,16 +56,13 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         CLIENT,
         "return 0 <= start <= end and all(v in seg.published for v in range(start, end + 1))",
         "return 0 <= start < end and all(v in seg.published for v in range(start, end + 1))",
-    ): "declines one-version compactions: log compaction is optional (a MAY), declining any range conforms",
+    ): DECLINE,
     (
         CLIENT,
         "self.storage.put(compaction_uri(table.location, start_version, end_version), data, if_absent=True)",
         "self.storage.put(compaction_uri(table.location, start_version, end_version), data, if_absent=False)",
     ): "a compaction of the same published range has the same reconciled bytes: overwriting changes nothing",
-    (CLIENT, "assert conflict is not None", "assert conflict is None"): (
-        "only reached after every retry lost a race; which exception a writer raises when it gives up"
-        " is not an RFC rule (the conflict is reported either way, and nothing was ratified)"
-    ),
+    (CLIENT, "assert conflict is not None", "assert conflict is None"): GIVE_UP,
     (
         CATALOG,
         "if ict is not None and not (_is_int(ict) and ict >= 0):",
@@ -59,3 +85,178 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         " longer, which the RFC allows (it may drop them, never must)"
     ),
 }
+
+
+_MORE: list[tuple[str, str, str, str]] = [
+    (
+        CATALOG,
+        "if not _is_int(commit.version) or commit.version < 0:",
+        "if not _is_int(commit.version) or commit.version < 1:",
+        REDUNDANT,
+    ),
+    (
+        CATALOG,
+        "if not _is_int(commit.version) or commit.version < 0:",
+        "if not _is_int(commit.version) or commit.version < -1:",
+        REDUNDANT,
+    ),
+    (
+        CATALOG,
+        "if not _is_int(commit.version) or commit.version < 0:",
+        "if not _is_int(commit.version) and commit.version < 0:",
+        REDUNDANT,
+    ),
+    (
+        CATALOG,
+        "if ict is not None and not (_is_int(ict) and ict >= 0):",
+        "if ict is not None and not (_is_int(ict) and ict >= 1):",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "if ict is not None and not (_is_int(ict) and ict >= 0):",
+        "if ict is not None and not (_is_int(ict) and ict > 0):",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "if ict is not None and not (_is_int(ict) and ict >= 0):",
+        "if ict is None and not (_is_int(ict) and ict >= 0):",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "if row is None or row.name is not None or row.latest_version >= 0:  # >= 0: registered, maybe dropped",
+        "if row is None or row.name is not None or row.latest_version > 0:  # >= 0: registered, maybe dropped",
+        CREATION,
+    ),
+    (
+        CATALOG,
+        "if row is None or row.name is not None or row.latest_version >= 0:  # >= 0: registered, maybe dropped",
+        "if row is None or row.name is not None and row.latest_version >= 0:  # >= 0: registered, maybe dropped",
+        CREATION,
+    ),
+    (
+        CATALOG,
+        "if row is None or row.name is not None or row.latest_version >= 0:  # registered concurrently",
+        "if row is None and row.name is not None or row.latest_version >= 0:  # registered concurrently",
+        "equivalent: differs only when the staging table vanished between two transactions, which nothing"
+        " does (staging tables are never deleted)",
+    ),
+    (
+        CATALOG,
+        "if self._storage is not None and not self._storage.exists(delta_file_uri(row.location, 0)):",
+        "if self._storage is None and not self._storage.exists(delta_file_uri(row.location, 0)):",
+        CREATION,
+    ),
+    (
+        CATALOG,
+        "row = tx.table_by_name(name) if isinstance(name, str) else None",
+        "row = tx.table_by_name(name) if not isinstance(name, str) else None",
+        CREATION,
+    ),
+    (CATALOG, "if row is None:", "if row is not None:", CREATION),
+    (
+        CATALOG,
+        "except CommitFileError as e:",
+        "except CosmicRayTestingException as e:",
+        "equivalent: an unreadable staged file is still refused and nothing ratified; only the exception's"
+        " class differs, and how a catalog refuses is its own (the checks judge the effect)",
+    ),
+    (
+        CATALOG,
+        "if bound is not None and not (_is_int(bound) and bound >= 0):",
+        "if bound is not None and not (_is_int(bound) or bound >= 0):",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "if not _is_int(version) or not 0 <= version <= row.latest_version:",
+        "if not _is_int(version) or not 0 < version <= row.latest_version:",
+        "equivalent: refuses the no-op publication report of version 0; a catalog may refuse publication"
+        " reports (RFC 'Publishing Commits': it then only keeps commits longer)",
+    ),
+    (
+        CLIENT,
+        "return time.time_ns() // 1_000_000",
+        "return time.time_ns() // 999999",
+        "equivalent: a clock a millionth fast is still a clock; max(now, previous + 1) keeps ICTs increasing",
+    ),
+    (
+        CLIENT,
+        "self._random = random.Random(seed) if seed is not None else None",
+        "self._random = random.Random(seed) if not seed is not None else None",
+        "equivalent: only whether the reference's file names repeat from run to run changes (reproducible"
+        " reports), not what is written or proposed",
+    ),
+    (
+        CLIENT,
+        "return str(uuid.UUID(int=self._random.getrandbits(128), version=4))",
+        "return str(uuid.UUID(int=self._random.getrandbits(128), version= 3))",
+        "equivalent: still a unique UUID in the staged name; the RFC asks for a UUID, not a UUID version",
+    ),
+    (
+        CLIENT,
+        "return 0 <= start <= end and all(v in seg.published for v in range(start, end + 1))",
+        "return 1 <= start <= end and all(v in seg.published for v in range(start, end + 1))",
+        DECLINE,
+    ),
+    (
+        CLIENT,
+        "return 0 <= start <= end and all(v in seg.published for v in range(start, end + 1))",
+        "return 0 < start <= end and all(v in seg.published for v in range(start, end + 1))",
+        DECLINE,
+    ),
+    (
+        CLIENT,
+        "return 0 <= start <= end and all(v in seg.published for v in range(start, end + 1))",
+        "return 0 <= start <= end and all(v in seg.published for v in range(start, end + 2))",
+        DECLINE,
+    ),
+    (CLIENT, "for _attempt in range(self.max_retries + 1):", "for _attempt in range(self.max_retries + 2):", RETRIES),
+    (CLIENT, "assert conflict is not None", "assert not conflict is not None", GIVE_UP),
+    (
+        SNAPSHOT,
+        "@dataclass(frozen=True)",
+        "@dataclass(frozen=False)",
+        "equivalent: nothing assigns to the record; frozen only guards against it",
+    ),
+    (
+        SNAPSHOT,
+        "mtime = (mtimes or {}).get(commit.staged_uri) if commit.staged_uri else None",
+        "mtime = (mtimes or {}).get(commit.staged_uri) if not commit.staged_uri else None",
+        "equivalent on catalog-managed tables: file modification times only date commits of tables without"
+        " in-commit timestamps, which catalogManaged requires",
+    ),
+    (SNAPSHOT, "first = 0 if cp is None else cp + 1", "first = 0 if cp is None else cp + 0", UNREACHABLE),
+    (
+        SNAPSHOT,
+        "missing = [v for v in range(first, target + 1) if v not in seg.commits]",
+        "missing = [v for v in range(first, target + 0) if v not in seg.commits]",
+        UNREACHABLE,
+    ),
+    (
+        SNAPSHOT,
+        "if any(v not in seg.commits for v in range(cp + 1, target + 1)):",
+        "if any(v not in seg.commits for v in range(cp + 0, target + 1)):",
+        UNREACHABLE,
+    ),
+    (
+        SNAPSHOT,
+        "except (OSError, ValueError, pa.ArrowException):",
+        "except (OSError, CosmicRayTestingException, pa.ArrowException):",
+        "outside the RFC: a checkpoint that fails to parse with a ValueError (not an Arrow error) is not a"
+        " table any conforming writer leaves; no reader rule covers corrupt checkpoints",
+    ),
+]
+_MORE += [
+    (
+        CATALOG,
+        "if not _is_int(version) or version < 1:",
+        "if not _is_int(version) or version < 0:",
+        "equivalent: a proposal of version 0 then reaches the version test, which refuses it as already"
+        " ratified (every registered table has version 0); nothing is ratified either way",
+    ),
+    (SNAPSHOT, "continue", "break", UNREACHABLE),
+]
+EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})

@@ -282,6 +282,27 @@ def report(group: Group, scores: list[Score], verbose: bool) -> None:
                 print("      " + "\n      ".join(v.diff.splitlines()[2:]))
 
 
+def markdown(scores: dict[str, list[Score]]) -> str:
+    """The scores and every survivor's disposition as Markdown, for docs/mutation.md."""
+    out = [
+        "| group | module | killed | equivalent | survived | out of scope | not run yet | score |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, group_scores in scores.items():
+        for s in group_scores:
+            survived = s.survived - s.equivalent
+            row = [name, f"`{s.file}`", s.killed, s.equivalent, survived, s.out_of_scope, s.pending]
+            out.append("| " + " | ".join(map(str, row)) + f" | {100 * s.rate:.1f} % |")
+    out += ["", "| survivor | mutation | disposition |", "|---|---|---|"]
+    for group_scores in scores.values():
+        for s in group_scores:
+            for v in s.survivors:
+                after = mutated_line(v.diff).replace("|", "\\|")
+                what = v.equivalent or "**not killed, not explained**"
+                out.append(f"| `{Path(v.file).name}:{v.line}` | `{after}` | {what} |")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.mutation.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--modules", default="catalog,client", help=f"groups, comma-separated: {', '.join(GROUPS)}")
@@ -290,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--retry-survivors", action="store_true")
     parser.add_argument("--report-only", action="store_true", help="print the cached results, run nothing")
     parser.add_argument("-v", "--verbose", action="store_true", help="show each survivor's diff")
+    parser.add_argument("--markdown", action="store_true", help="with --report-only: Markdown for docs/mutation.md")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.modules.split(",") if n.strip()]
     unknown = [n for n in names if n not in GROUPS]
@@ -298,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     files = tracked_files()
     deadline = time.monotonic() + (0 if args.report_only else args.budget_s)
     ok = True
+    table: dict[str, list[Score]] = {}
     for name in names:
         group = GROUPS[name]
         if args.report_only:
@@ -308,6 +331,9 @@ def main(argv: list[str] | None = None) -> int:
             if found is None:
                 return 2
             scores = found
+        table[name] = scores
+        if args.markdown:
+            continue
         report(group, scores, args.verbose)
         killed = sum(s.killed for s in scores)
         judged = sum(s.killed + s.survived - s.equivalent for s in scores)
@@ -316,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
         more = f"; {pending} pending" if pending else ""
         print(f"{name:8} TOTAL {rate:5.1f} % of {judged} non-equivalent mutants killed{more}")
         ok = ok and rate >= args.goal and not pending
+    if args.markdown:
+        print(markdown(table))
     return 0 if ok else 1
 
 
