@@ -537,3 +537,22 @@ class CompactionReadsOneMore(ReferenceClient):
         data = act.encode_commit(reconcile(commits))
         self.storage.put(compaction_uri(table.location, start_version, end_version), data, if_absent=True)
         return True
+
+
+class _CheckpointForgetsIct(LogReader):
+    def snapshot_of(self, seg: LogSegment, version: int | None = None) -> Snapshot:
+        snap = super().snapshot_of(seg, version)
+        if snap.checkpoint_version is not None:  # only what was replayed after the checkpoint is known
+            snap.commit_infos.pop(snap.checkpoint_version, None)
+        return snap
+
+
+@fault(
+    "ict-lost-at-checkpoint",
+    "client",
+    breaks=("WRT-ICT-MONOTONIC",),
+    description="Takes the previous in-commit timestamp from replayed commits only: after a checkpoint of the"
+    " latest version it stamps its own clock.",
+)
+class IctLostAtCheckpoint(ReferenceClient):
+    log_class = _CheckpointForgetsIct

@@ -47,7 +47,7 @@ def _target_config(group: Group, work: Path) -> Iterator[dict[str, Any]]:
         return
     from tests.tooling.server import served  # the server extra, only for the served group
 
-    with served("--db", str(work / "served.sqlite"), "--warehouse", str(work / "wh")) as (url, _):
+    with served("--db", str(work / "served.sqlite")) as (url, _):  # the warehouse beside the database
         adapter = {"adapter": "conformance.adapters.uc:UCTarget", "options": {"url": url}}
         yield {**budget, "target": "uc", "targets": {"uc": adapter}}
 
