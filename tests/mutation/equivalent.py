@@ -259,4 +259,66 @@ _MORE += [
     ),
     (SNAPSHOT, "continue", "break", UNREACHABLE),
 ]
+_MORE += [
+    (
+        CATALOG,
+        "return isinstance(value, int) and not isinstance(value, bool)",
+        "return isinstance(value, int) or not isinstance(value, bool)",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "if row is None or row.name is not None or row.latest_version >= 0:  # registered concurrently",
+        "if row is None or row.name is not None or row.latest_version > 0:  # registered concurrently",
+        CREATION,
+    ),
+    (
+        CLIENT,
+        "inline: bool = False,",
+        "inline: bool = True,",
+        "equivalent: the reference then writes inline commits, which the RFC lets a writer do where the"
+        " catalog accepts them; the checks of staged files say NOT_APPLICABLE and the rest still pass",
+    ),
+    (
+        CLIENT,
+        "if self._random is None:",
+        "if self._random is not None:",
+        "equivalent: only whether the reference's file names repeat from run to run changes (a seeded"
+        " reference then draws unseeded UUIDs), not what is written or proposed",
+    ),
+    (
+        CLIENT,
+        "self.storage.put(delta_uri(table.location, v), self._published_bytes(content), if_absent=True)",
+        "self.storage.put(delta_uri(table.location, v), self._published_bytes(content), if_absent=False)",
+        "equivalent: a published file is a copy of the ratified commit, so overwriting an earlier copy of"
+        " the same version writes the same bytes",
+    ),
+    (
+        CLIENT,
+        "return False",
+        "return True",
+        "outside the RFC: compact_log's boolean (did it compact) turns true when it declined; no file is"
+        " written either way and the checks judge the files, which the RFC is about",
+    ),
+    (CLIENT, "for _attempt in range(self.max_retries + 1):", "for _attempt in range(self.max_retries - 1):", RETRIES),
+    (
+        SNAPSHOT,
+        "from_catalog = {c.version: self.catalog_ref(c, mtimes) for c in ratified.commits if 0 <= c.version <= latest}",
+        "from_catalog = {c.version: self.catalog_ref(c, mtimes) for c in ratified.commits if 1 <= c.version <= latest}",
+        "equivalent: a catalog never lists version 0 (it exists before the table is registered)",
+    ),
+    (
+        SNAPSHOT,
+        "if target < 0 or target > seg.latest_version:",
+        "if target < -1 or target > seg.latest_version:",
+        "equivalent: a read as of version -1 is still refused, by the next test (no protocol at that version)",
+    ),
+    (SNAPSHOT, "if cp is not None and cp in seg.commits:", "if cp is not None or cp in seg.commits:", UNREACHABLE),
+    (
+        SNAPSHOT,
+        "if any(v not in seg.commits for v in range(cp + 1, target + 1)):",
+        "if any(v not in seg.commits for v in range(cp + 2, target + 1)):",
+        UNREACHABLE,
+    ),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
