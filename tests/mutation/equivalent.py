@@ -321,4 +321,85 @@ _MORE += [
         UNREACHABLE,
     ),
 ]
+SEEDING = (
+    "equivalent: only whether the reference's file names repeat from run to run changes (reproducible"
+    " reports), not what is written or proposed"
+)
+UNREADABLE_CHECKPOINT = (
+    "outside the RFC: a checkpoint that cannot be read is not a table any conforming writer leaves; no"
+    " reader rule covers falling back from a corrupt checkpoint"
+)
+_MORE += [
+    (
+        CATALOG,
+        "if row is None or row.name is not None or row.latest_version >= 0:  # registered concurrently",
+        "if row is None or row.name is not None or row.latest_version >= 1:  # registered concurrently",
+        CREATION,
+    ),
+    (
+        CATALOG,
+        "if not _is_int(version) or version < 1:",
+        "if not _is_int(version) and version < 1:",
+        "equivalent: version 0 then reaches the version test, which refuses it as already ratified, and"
+        " negative ones check_commit's test; nothing is ratified either way",
+    ),
+    (
+        CATALOG,
+        "if proposal.staged_uri is not None and content is not None:",
+        "if proposal.staged_uri is not None or content is not None:",
+        "equivalent: differs only for an inline proposal with bytes read from a staged file, which"
+        " commit() never passes (content is read for staged proposals only)",
+    ),
+    (CATALOG, "if published is not None:", "if not published is not None:", "equivalent: as `if published is None`"),
+    (
+        CATALOG,
+        "if bound is not None and not (_is_int(bound) and bound >= 0):",
+        "if bound is not None and not (_is_int(bound) and bound >= -1):",
+        ARGUMENTS,
+    ),
+    (
+        CLIENT,
+        "self._random = random.Random(seed) if seed is not None else None",
+        "self._random = random.Random(seed) if seed is None else None",
+        SEEDING,
+    ),
+    (CLIENT, "if self._random is None:", "if not self._random is None:", SEEDING),
+    (
+        CLIENT,
+        "return str(uuid.UUID(int=self._random.getrandbits(128), version=4))",
+        "return str(uuid.UUID(int=self._random.getrandbits( 127), version=4))",
+        "equivalent: still a UUID (version bits are set by uuid.UUID); 127 random bits keep names unique",
+    ),
+    (
+        "reference_impl/delta/checkpoint.py",
+        "return False",
+        "return True",
+        "equivalent: write_checkpoint's boolean (written or already there) is not used: the client reports"
+        " the checkpoint's version either way",
+    ),
+    (
+        SNAPSHOT,
+        "except (OSError, ValueError, pa.ArrowException):",
+        "except (CosmicRayTestingException, ValueError, pa.ArrowException):",
+        UNREADABLE_CHECKPOINT,
+    ),
+    (
+        SNAPSHOT,
+        "except (OSError, ValueError, pa.ArrowException):",
+        "except (OSError, ValueError, CosmicRayTestingException):",
+        UNREADABLE_CHECKPOINT,
+    ),
+    (
+        SNAPSHOT,
+        "continue  # unusable checkpoint: try an older one",
+        "break  # unusable checkpoint: try an older one",
+        UNREADABLE_CHECKPOINT,
+    ),
+    (
+        SNAPSHOT,
+        "for v in range(seg.latest_version, -1, -1):",
+        "for v in range(seg.latest_version, - 2, -1):",
+        "equivalent: the extra step at version -1 finds no commit and stops, as the loop's end would",
+    ),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
