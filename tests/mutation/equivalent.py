@@ -402,4 +402,111 @@ _MORE += [
         "equivalent: the extra step at version -1 finds no commit and stops, as the loop's end would",
     ),
 ]
+CHECKPOINT = "reference_impl/delta/checkpoint.py"
+HINT = (
+    "equivalent: only the _last_checkpoint hint changes (when it is rewritten, or its optional size"
+    " statistic); readers find checkpoints by listing and must not trust the hint's figures"
+)
+_MORE += [
+    (
+        CATALOG,
+        "if not _is_int(commit.version) or commit.version < 0:",
+        "if not _is_int(commit.version) or commit.version <= 0:",
+        REDUNDANT,
+    ),
+    (
+        CATALOG,
+        "if not isinstance(uri, str) or not uri.startswith(prefix) or match is None:",
+        "if not isinstance(uri, str) and not uri.startswith(prefix) or match is None:",
+        "equivalent: a file of another table's staging folder (the only path whose tail still matches)"
+        " is refused when the catalog reads it, which accepts files below the table's own location only",
+    ),
+    (
+        CATALOG,
+        "if ict is not None and not (_is_int(ict) and ict >= 0):",
+        "if ict is not None and not (_is_int(ict) and ict >= -1):",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "if ict is not None and not (_is_int(ict) and ict >= 0):",
+        "if ict is not None and not (_is_int(ict) or ict >= 0):",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "tx.register(table_id, name, latest=0, published=0)",
+        "tx.register(table_id, name, latest=0, published= -1)",
+        "equivalent: the mark only decides which stored commits may be dropped, and version 0 is never"
+        " stored by the catalog (it exists before registration)",
+    ),
+    (
+        CHECKPOINT,
+        "pq.write_table(table, buf, store_schema=False)  # Delta readers need no Arrow schema blob",
+        "pq.write_table(table, buf, store_schema=True)  # Delta readers need no Arrow schema blob",
+        "equivalent: an extra Arrow schema in the Parquet metadata, which Delta readers ignore",
+    ),
+    (
+        CHECKPOINT,
+        "storage.put(checkpoint_uri(location, version), data, if_absent=True)",
+        "storage.put(checkpoint_uri(location, version), data, if_absent=False)",
+        "equivalent: a checkpoint of a version holds that version's state, so rewriting it writes the same state",
+    ),
+    (
+        CHECKPOINT,
+        'if last is None or int(last.get("version", -1)) <= version:',
+        'if last is None or int(last.get("version", - 0)) <= version:',
+        HINT,
+    ),
+    (
+        CHECKPOINT,
+        'if last is None or int(last.get("version", -1)) <= version:',
+        'if last is None or int(last.get("version", -1)) < version:',
+        HINT,
+    ),
+    (
+        CHECKPOINT,
+        '"numOfAddFiles": sum(1 for a in actions if "add" in a),',
+        '"numOfAddFiles": sum( 2 for a in actions if "add" in a),',
+        HINT,
+    ),
+    (
+        SNAPSHOT,
+        "from_catalog = {c.version: self.catalog_ref(c, mtimes) for c in ratified.commits if 0 <= c.version <= latest}",
+        "from_catalog = {c.version: self.catalog_ref(c, mtimes) for c in ratified.commits if 0 < c.version <= latest}",
+        "equivalent: a catalog never lists version 0 (it exists before the table is registered)",
+    ),
+    (
+        SNAPSHOT,
+        "missing = [v for v in range(first, target + 1) if v not in seg.commits]",
+        "missing = [v for v in range(first, target - 1) if v not in seg.commits]",
+        UNREACHABLE,
+    ),
+    (
+        SNAPSHOT,
+        "if any(v not in seg.commits for v in range(cp + 1, target + 1)):",
+        "if any(v not in seg.commits for v in range(cp + 1, target - 1)):",
+        UNREACHABLE,
+    ),
+    (
+        SNAPSHOT,
+        "raise MissingVersionError(missing[0])",
+        "raise MissingVersionError(missing[ 1])",
+        "equivalent: the read fails either way; only which missing version the error names differs",
+    ),
+    (
+        SNAPSHOT,
+        "raise MissingVersionError(missing[0])",
+        "raise MissingVersionError(missing[ -1])",
+        "equivalent: the read fails either way; only which missing version the error names differs",
+    ),
+    (
+        "reference_impl/delta/log_paths.py",
+        'end = int(m.group(2)) if kind == "compaction" else None',
+        'end = int(m.group( 1)) if kind == "compaction" else None',
+        "not seen, by construction: parse_log_name is shared by the reference and the suite's evidence"
+        " (the checks read file names with it), so this mutant changes the judge along with the product;"
+        " a limit of mutating code the checks also use (docs/mutation.md)",
+    ),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
