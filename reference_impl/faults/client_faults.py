@@ -556,3 +556,19 @@ class _CheckpointForgetsIct(LogReader):
 )
 class IctLostAtCheckpoint(ReferenceClient):
     log_class = _CheckpointForgetsIct
+
+
+class _NoCheckpointReader(LogReader):
+    def _base_checkpoint(self, seg: LogSegment, target: int) -> tuple[int | None, list[Action]]:
+        return None, []  # every commit replayed from version 0, checkpoints never read
+
+
+@fault(
+    "replay-from-zero",
+    "client",
+    breaks=("RDR-LIST-FALLBACK",),
+    description="The reader never reads checkpoints: it replays every commit from version 0 and cannot"
+    " read a table after metadata cleanup.",
+)
+class ReplayFromZero(ReferenceClient):
+    reader_class = _NoCheckpointReader
