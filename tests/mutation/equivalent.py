@@ -509,4 +509,24 @@ _MORE += [
         " a limit of mutating code the checks also use (docs/mutation.md)",
     ),
 ]
+_MORE += [
+    (
+        CLIENT,
+        "return 0 <= start <= end and all(v in seg.published for v in range(start, end + 1))",
+        "return -1 <= start <= end and all(v in seg.published for v in range(start, end + 1))",
+        "equivalent: a range from -1 is still declined, since version -1 is never published",
+    ),
+    (
+        SNAPSHOT,
+        "from_catalog: bool = False",
+        "from_catalog: bool = True",
+        "equivalent: no code of the reference client reads the flag's default (refs from the catalog set it)",
+    ),
+    (
+        SNAPSHOT,
+        "if protocol is None or metadata is None:",
+        "if protocol is None and metadata is None:",
+        "equivalent on conforming tables: version 0 of every table carries both protocol and metaData",
+    ),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
