@@ -529,4 +529,40 @@ _MORE += [
         "equivalent on conforming tables: version 0 of every table carries both protocol and metaData",
     ),
 ]
+_MORE += [
+    (
+        CATALOG,
+        "if published is not None and not (_is_int(published) and 0 <= published < version):",
+        "if published is not None and not (_is_int(published) and 1 <= published < version):",
+        "equivalent: refuses a proposal whose publication mark is 0 (nothing but version 0 published),"
+        " which no client sends; a catalog may refuse publication reports (it then keeps commits longer)",
+    ),
+    (
+        CATALOG,
+        "start = 0 if start_version is None else start_version",
+        "start = -1 if start_version is None else start_version",
+        "equivalent: no commit has a version below 0, so a listing from -1 lists what one from 0 does",
+    ),
+    (CLIENT, "for _attempt in range(self.max_retries + 1):", "for _attempt in range(self.max_retries + 0):", RETRIES),
+    (
+        SNAPSHOT,
+        "from_catalog = {c.version: self.catalog_ref(c, mtimes) for c in ratified.commits if 0 <= c.version <= latest}",
+        "from_catalog = {c.version: self.catalog_ref(c, mtimes) for c in ratified.commits"
+        " if -1 <= c.version <= latest}",
+        "equivalent: a catalog lists no negative versions",
+    ),
+    (
+        SNAPSHOT,
+        "if any(v not in seg.commits for v in range(cp + 1, target + 1)):",
+        "if any(v not in seg.commits for v in range(cp + 1, target + 0)):",
+        UNREACHABLE,
+    ),
+    (
+        SNAPSHOT,
+        "break  # history before this point is gone (cleaned up)",
+        "continue  # history before this point is gone (cleaned up)",
+        "equivalent on conforming tables: cleanup deletes a prefix of the log, so no commit is found below"
+        " the first missing one and the loop ends the same way",
+    ),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
