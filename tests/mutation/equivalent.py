@@ -565,4 +565,37 @@ _MORE += [
         " the first missing one and the loop ends the same way",
     ),
 ]
+_MORE += [
+    (
+        CATALOG,
+        "if not isinstance(name, str) or not _TABLE_NAME.fullmatch(name):",
+        "if not isinstance(name, str) and not _TABLE_NAME.fullmatch(name):",
+        "outside the RFC: which table names a catalog accepts is its own; the profiles use valid names",
+    ),
+    (
+        CATALOG,
+        "if row is None or row.name is not None or row.latest_version >= 0:  # >= 0: registered, maybe dropped",
+        "if row is None or row.name is not None or row.latest_version >= 1:  # >= 0: registered, maybe dropped",
+        CREATION,
+    ),
+    (
+        CLIENT,
+        "return str(uuid.UUID(int=self._random.getrandbits(128), version=4))",
+        "return str(uuid.UUID(int=self._random.getrandbits(128), version= 5))",
+        "equivalent: still a unique UUID in the staged name; the RFC asks for a UUID, not a UUID version",
+    ),
+    (
+        CLIENT,
+        "self.storage.put(uri, content, if_absent=True)",
+        "self.storage.put(uri, content, if_absent=False)",
+        "equivalent: every attempt's staged file has a fresh UUID in its name, so it never exists before",
+    ),
+    (
+        CLIENT,
+        "self.storage.put(delta_uri(staging.location, 0), act.encode_commit(actions), if_absent=True)",
+        "self.storage.put(delta_uri(staging.location, 0), act.encode_commit(actions), if_absent=False)",
+        "equivalent against a conforming catalog: every staging location is new, so version 0 never exists"
+        " before (the guard matters against a catalog that reuses locations, CAT-STAGING-UNIQUE's business)",
+    ),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
