@@ -598,4 +598,83 @@ _MORE += [
         " before (the guard matters against a catalog that reuses locations, CAT-STAGING-UNIQUE's business)",
     ),
 ]
+MARK = "if published is not None and not (_is_int(published) and 0 <= published < version):"
+REPORT = "if not _is_int(version) or not 0 <= version <= row.latest_version:"
+_MORE += [
+    (
+        CATALOG,
+        "elif not isinstance(commit.inline_content, bytes) or not commit.inline_content:",
+        "elif not isinstance(commit.inline_content, bytes) and not commit.inline_content:",
+        ARGUMENTS,
+    ),
+    (CATALOG, "if row is None:", "if not row is None:", CREATION),
+    (
+        CATALOG,
+        MARK,
+        "if published is not None and not (_is_int(published) and 0 > published < version):",
+        "outside the RFC: refuses every proposal that carries a publication mark; carrying the mark in a"
+        " proposal is Unity Catalog's API (latest backfilled version), the RFC has the catalog told apart",
+    ),
+    (
+        CATALOG,
+        MARK,
+        "if published is not None and not (_is_int(published) and 0 < published < version):",
+        "equivalent: refuses a proposal whose publication mark is 0, which no client sends; a catalog may"
+        " refuse publication reports (it then keeps commits longer)",
+    ),
+    (CATALOG, "for bound in (start_version, end_version):", "for bound in []:", ARGUMENTS),
+    (
+        CATALOG,
+        "start = 0 if start_version is None else start_version",
+        "start = 1 if start_version is None else start_version",
+        "equivalent: a catalog never stores version 0, so a listing from 1 lists what one from 0 does",
+    ),
+    (
+        CATALOG,
+        REPORT,
+        "if not _is_int(version) or not 1 <= version <= row.latest_version:",
+        "equivalent: refuses the no-op publication report of version 0; a catalog may refuse publication"
+        " reports (RFC 'Publishing Commits': it then only keeps commits longer)",
+    ),
+    (
+        CATALOG,
+        REPORT,
+        "if not _is_int(version) or not -1 <= version <= row.latest_version:",
+        "equivalent: a report of -1 then raises the mark to at least -1, which it already is",
+    ),
+    (
+        CHECKPOINT,
+        'if last is None or int(last.get("version", -1)) <= version:',
+        'if last is None or int(last.get("version", - 2)) <= version:',
+        HINT,
+    ),
+    (
+        CHECKPOINT,
+        '"numOfAddFiles": sum(1 for a in actions if "add" in a),',
+        '"numOfAddFiles": sum( 0 for a in actions if "add" in a),',
+        HINT,
+    ),
+    (
+        CHECKPOINT,
+        "return True",
+        "return False",
+        "equivalent: write_checkpoint's boolean (written or already there) is not used: the client reports"
+        " the checkpoint's version either way",
+    ),
+    (
+        SNAPSHOT,
+        'checkpoints = sorted({lf.version for lf, _ in entries if lf.kind == "checkpoint"})',
+        'checkpoints = sorted({lf.version for lf, _ in entries if lf.kind != "checkpoint"})',
+        "equivalent on conforming tables: every checkpoint's version still has its commit file (cleanup"
+        " keeps it), so trying the versions of the other files finds the same checkpoints; the rest fail"
+        " to open and are skipped",
+    ),
+    (
+        SNAPSHOT,
+        "return CommitRef(commit.version, commit.staged_uri, commit.inline_content, mtime_ms=mtime, from_catalog=True)",
+        "return CommitRef(commit.version, commit.staged_uri, commit.inline_content, mtime_ms=mtime,"
+        " from_catalog=False)",
+        "equivalent: no code of the reference client reads the flag",
+    ),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
