@@ -38,6 +38,7 @@ from tests.mutation.kill import FORKSERVER_ENV
 WORKDIR = REPO / ".mutation"
 LAKECERT = ("conformance/", "reference_impl/")
 OUT_OF_SCOPE_MARK = "out of scope: "
+GAP = "gap:"  # an explained survivor that is not equivalent (tests/mutation/equivalent.py)
 
 
 @dataclass
@@ -240,7 +241,7 @@ def score(module: str, session: Path) -> Score:
             source = lines[line - 1].strip()
             why = EQUIVALENT.get((module, source, mutated_line(result.diff or "")))
             s.survived += 1
-            s.equivalent += why is not None
+            s.equivalent += why is not None and not why.startswith(GAP)
             s.survivors.append(Survivor(module, line, m.operator_name, source, result.diff or "", why))
     s.survivors.sort(key=lambda v: (v.line, v.operator))
     return s
@@ -276,7 +277,9 @@ def report(group: Group, scores: list[Score], verbose: bool) -> None:
             f" ({s.equivalent} equivalent){more}"
         )
         for v in s.survivors:
-            mark = "equivalent" if v.equivalent else "SURVIVED"
+            mark = (
+                "SURVIVED" if not v.equivalent else "SURVIVED (gap)" if v.equivalent.startswith(GAP) else "equivalent"
+            )
             print(f"    {mark} {v.file}:{v.line} {v.operator}: {v.source}")
             if verbose and not v.equivalent:
                 print("      " + "\n      ".join(v.diff.splitlines()[2:]))
