@@ -87,8 +87,9 @@ def _active_files(storage: Storage, location: str, start: int, end: int) -> dict
 def test_compaction_holds_exactly_its_range(
     client: RecordingClient, ref_admin: ReferenceCatalog, suite_storage: Storage, table_name: str
 ) -> None:
-    # v1-v4 published; v2 removes v1's file. A compaction of (1, 2) must say so and stop at v2:
-    # v3's file in it, or v2's removal missing, changes the table for every reader that uses it.
+    # v1-v4 published; v2 removes v1's file. A compaction of (1, 3) must hold v1's file as removed
+    # and v3's as added, and stop at v3: v4's file in it, or either action missing, changes the
+    # table for every reader that uses it.
     client.create_table(table_name)
     client.append(table_name, [{"id": 1, "value": "a"}])
     client.delete(table_name, [1])
@@ -97,15 +98,15 @@ def test_compaction_holds_exactly_its_range(
     client.publish(table_name)
     location = ref_admin.resolve(table_name).location
     try:
-        client.compact_log(table_name, 1, 2)
+        client.compact_log(table_name, 1, 3)
     except NotSupported:
         not_applicable("the client does not write log compaction files")
-    uri = compaction_uri(location, 1, 2)
+    uri = compaction_uri(location, 1, 3)
     if not suite_storage.exists(uri):
-        not_applicable("the client wrote no compaction of v1-v2 (declining is allowed)")
+        not_applicable("the client wrote no compaction of v1-v3 (declining is allowed)")
     got = {a[k]["path"]: k for a in decode_commit(suite_storage.get(uri)) for k in ("add", "remove") if k in a}
-    expected = _active_files(suite_storage, location, 1, 2)
-    assert got == expected, f"compaction of v1-v2 holds {got}; commits v1-v2 reconcile to {expected}"
+    expected = _active_files(suite_storage, location, 1, 3)
+    assert got == expected, f"compaction of v1-v3 holds {got}; commits v1-v3 reconcile to {expected}"
 
 
 @pytest.mark.req("WRT-MAINTENANCE-POLICY")
