@@ -818,4 +818,36 @@ _MORE += [
         "not judged by this group: commit_at serves only the server's replay test (the `server` group)",
     ),
 ]
+LOG_PATHS = "reference_impl/delta/log_paths.py"
+SHARED = (
+    "not seen, by construction: parse_log_name is shared by the reference and the suite's evidence"
+    " (the checks read file names with it), so this mutant changes the judge along with the product;"
+    " a limit of mutating code the checks also use (docs/mutation.md)"
+)
+DEAD = "equivalent: table_location() is called by nothing (dead code, to be removed)"
+_MORE += [
+    (
+        SNAPSHOT,
+        "if target < 0 or target > seg.latest_version:",
+        "if target < 0 and target > seg.latest_version:",
+        "equivalent: a read outside 0..latest still fails, on the commits missing for it",
+    ),
+    (LOG_PATHS, "if len(parts) < 3:", "if len(parts) < 4:", SHARED),
+    (
+        LOG_PATHS,
+        "if parent == STAGED_DIR and len(parts) == 4 and parts[-3] == LOG_DIR:",
+        "if parent == STAGED_DIR or len(parts) == 4 and parts[-3] == LOG_DIR:",
+        SHARED,
+    ),
+    (
+        LOG_PATHS,
+        'return LogFile(uri, "staged", int(m.group(1)), uuid=m.group(2))',
+        'return LogFile(uri, "staged", int(m.group(1)), uuid=m.group( 1))',
+        SHARED,
+    ),
+    (LOG_PATHS, "return log_uri[:idx] if idx > 0 else None", "return log_uri[:idx] if not idx > 0 else None", DEAD),
+    (LOG_PATHS, "return log_uri[:idx] if idx > 0 else None", "return log_uri[:idx] if idx > -1 else None", DEAD),
+    (LOG_PATHS, "return log_uri[:idx] if idx > 0 else None", "return log_uri[:idx] if idx >= 0 else None", DEAD),
+    (LOG_PATHS, "return log_uri[:idx] if idx > 0 else None", "return log_uri[:idx] if idx <= 0 else None", DEAD),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
