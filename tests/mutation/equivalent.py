@@ -510,7 +510,7 @@ _MORE += [
         "reference_impl/delta/log_paths.py",
         'end = int(m.group(2)) if kind == "compaction" else None',
         'end = int(m.group( 1)) if kind == "compaction" else None',
-        "not seen, by construction: parse_log_name is shared by the reference and the suite's evidence"
+        "gap: not seen, by construction: parse_log_name is shared by the reference and the suite's evidence"
         " (the checks read file names with it), so this mutant changes the judge along with the product;"
         " a limit of mutating code the checks also use (docs/mutation.md)",
     ),
@@ -820,7 +820,7 @@ _MORE += [
 ]
 LOG_PATHS = "reference_impl/delta/log_paths.py"
 SHARED = (
-    "not seen, by construction: parse_log_name is shared by the reference and the suite's evidence"
+    "gap: not seen, by construction: parse_log_name is shared by the reference and the suite's evidence"
     " (the checks read file names with it), so this mutant changes the judge along with the product;"
     " a limit of mutating code the checks also use (docs/mutation.md)"
 )
