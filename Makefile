@@ -38,7 +38,7 @@ DELTA_LOGSTORE_DIR := conformance/adapters/delta_spark/java
 DELTA_LOGSTORE_JAR := .cache/jars/lakecert-delta-logstore.jar
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: setup certify test lint selftest bench bench-spark bench-nessie docs clean rck-jars uc-sdk
+.PHONY: setup certify test lint selftest bench bench-spark bench-nessie docs clean rck-jars uc-sdk mutation
 
 setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(DELTA_LOGSTORE_JAR) $(UC_JAVA_PROBE) $(UC_SDK) $(NESSIE_JAR) $(WHEELS)
 
@@ -156,8 +156,15 @@ bench-spark: setup
 bench-nessie: setup
 	$(BIN)/python bench/nessie.py
 
+# Mutation testing of the reference with cosmic-ray (docs/mutation.md): cached per module in .mutation/,
+# bounded by BUDGET seconds (a stopped run resumes), MODULES from tests/mutation/groups.py.
+MODULES ?= catalog,client,client-log
+BUDGET ?= 3600
+mutation: setup
+	nice -n 10 $(BIN)/python -m tests.mutation.run --modules $(MODULES) --budget-s $(BUDGET)
+
 docs: setup
 	$(BIN)/lakecert requirements --markdown > docs/requirements.md
 
 clean:
-	rm -rf $(VENV) reports/*/ .hypothesis
+	rm -rf $(VENV) reports/*/ .hypothesis .mutation

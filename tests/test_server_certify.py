@@ -22,9 +22,9 @@ NOT_ON_THE_WIRE = {
     # The API sends a staged commit's file name, not a path: the server itself puts it in the
     # table's _staged_commits/ and refuses names with separators (".."), before the catalog runs.
     "staged-any-path",
-    # The server checks the staged name against the proposed version (check_commit) before the
-    # catalog runs, as it must before opening the file: a catalog that skips the check is masked.
-    "staged-any-version",
+    # The server refuses a latest backfilled version at or above the commit's version itself (UC
+    # does the same) before the catalog sees the proposal.
+    "proposal-mark-covers-itself",
 }
 CATALOG_FAULTS = [f for f in all_faults().values() if f.side == "catalog" and f.name not in NOT_ON_THE_WIRE]
 # A smaller budget for the generated schedules, the same for both runs of a variant.

@@ -346,3 +346,47 @@ class StagedAnyPath(ReferenceCatalog):
         if uri is not None and uri.startswith(location + "/") and uri.endswith(".json"):
             uri = staged_dir_uri(location) + uri.rsplit("/", 1)[-1]  # judged by its name alone
         check_commit(location, RatifiedCommit(proposal.version, uri, proposal.inline_content))
+
+
+@fault(
+    "publish-mark-above-latest",
+    "catalog",
+    breaks=("CAT-FORGET-PUBLISHED-ONLY",),
+    description="Takes a publication report above the latest version as its mark: later commits are forgotten.",
+)
+class PublishMarkAboveLatest(ReferenceCatalog):
+    def mark_published(self, table_id: str, version: int) -> None:
+        with self._store.write() as tx:
+            self._registered(tx, table_id)
+            self._publish(tx, table_id, version)  # no test against the latest ratified version
+
+
+@fault(
+    "proposal-mark-covers-itself",
+    "catalog",
+    breaks=("CAT-FORGET-PUBLISHED-ONLY",),
+    description="Takes the publication mark a proposal carries without comparing it with the proposed version.",
+)
+class ProposalMarkCoversItself(ReferenceCatalog):
+    def commit(
+        self,
+        table_id: str,
+        version: int,
+        *,
+        staged_uri: str | None = None,
+        inline_content: bytes | None = None,
+        in_commit_timestamp: int | None = None,
+        latest_published_version: int | None = None,
+        staged_content: bytes | None = None,
+    ) -> None:
+        super().commit(
+            table_id,
+            version,
+            staged_uri=staged_uri,
+            inline_content=inline_content,
+            in_commit_timestamp=in_commit_timestamp,
+            staged_content=staged_content,
+        )
+        if latest_published_version is not None:  # recorded after ratification, whatever it says
+            with self._store.write() as tx:
+                self._publish(tx, table_id, latest_published_version)

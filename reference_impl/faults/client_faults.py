@@ -20,7 +20,8 @@ from reference_impl.delta import actions as act
 from reference_impl.delta.actions import Action, InvalidCommitError, decode_commit
 from reference_impl.delta.cleanup import cut_off_checkpoint, files_to_delete, log_files, plan_cleanup
 from reference_impl.delta.client import ReferenceClient
-from reference_impl.delta.log_paths import delta_uri, staged_dir
+from reference_impl.delta.compaction import reconcile
+from reference_impl.delta.log_paths import compaction_uri, delta_uri, staged_dir
 from reference_impl.delta.snapshot import CommitRef, LogReader, LogSegment, Snapshot, listed_log_files
 from reference_impl.faults.base import fault
 
@@ -515,3 +516,59 @@ class _EngineTimestampReader(LogReader):
 )
 class CommitInfoTimestampTimeTravel(ReferenceClient):
     reader_class = _EngineTimestampReader
+
+
+@fault(
+    "compaction-reads-one-more",
+    "client",
+    breaks=("WRT-COMPACTION-CONTENT",),
+    description="A log compaction of x to y also folds in commit y + 1 when it exists (a range end off by one).",
+)
+class CompactionReadsOneMore(ReferenceClient):
+    def compact_log(self, name: str, start_version: int, end_version: int) -> bool:
+        table = self._table(name)
+        if not self._policy_allows(table.table_id, "log_compaction"):
+            return False
+        seg = self._log.segment(table.table_id, table.location)
+        if not self._compaction_allowed(seg, start_version, end_version):
+            return False
+        last = end_version + 1 if end_version + 1 in seg.commits else end_version
+        commits = [self._log.commit_actions(seg.commits[v]) for v in range(start_version, last + 1)]
+        data = act.encode_commit(reconcile(commits))
+        self.storage.put(compaction_uri(table.location, start_version, end_version), data, if_absent=True)
+        return True
+
+
+class _CheckpointForgetsIct(LogReader):
+    def snapshot_of(self, seg: LogSegment, version: int | None = None) -> Snapshot:
+        snap = super().snapshot_of(seg, version)
+        if snap.checkpoint_version is not None:  # only what was replayed after the checkpoint is known
+            snap.commit_infos.pop(snap.checkpoint_version, None)
+        return snap
+
+
+@fault(
+    "ict-lost-at-checkpoint",
+    "client",
+    breaks=("WRT-ICT-MONOTONIC",),
+    description="Takes the previous in-commit timestamp from replayed commits only: after a checkpoint of the"
+    " latest version it stamps its own clock.",
+)
+class IctLostAtCheckpoint(ReferenceClient):
+    log_class = _CheckpointForgetsIct
+
+
+class _NoCheckpointReader(LogReader):
+    def _base_checkpoint(self, seg: LogSegment, target: int) -> tuple[int | None, list[Action]]:
+        return None, []  # every commit replayed from version 0, checkpoints never read
+
+
+@fault(
+    "replay-from-zero",
+    "client",
+    breaks=("RDR-LIST-FALLBACK",),
+    description="The reader never reads checkpoints: it replays every commit from version 0 and cannot"
+    " read a table after metadata cleanup.",
+)
+class ReplayFromZero(ReferenceClient):
+    reader_class = _NoCheckpointReader

@@ -147,6 +147,9 @@ def check_listing_complete(
             raise PremiseBroken(f"the catalog serves v{version} alone, but a listing up to the latest leaves it out")
 
 
+PUBLISH_EVERY = 8  # a long history publishes this often: at most 10 unpublished commits at any time
+
+
 @dataclass
 class CatalogDriver:
     """Drives a catalog the way a well-behaved client would: create, stage, propose."""
@@ -176,6 +179,21 @@ class CatalogDriver:
         """Ratify ``first``..``last`` in order: a premise of the checks that use it."""
         with premise(f"ratifying well-formed proposals v{first}-v{last} in order"):
             return {v: self.propose(table, v) for v in range(first, last + 1)}
+
+    def history(self, table: TableInfo, last: int, *, unpublished: int) -> dict[int, str]:
+        """Ratify v1-v``last`` in order and publish all but the last ``unpublished`` on the way
+        (every ``PUBLISH_EVERY`` versions, so that no more than 10 are ever unpublished: Unity
+        Catalog refuses more). Long histories are what make versions sorted as text (100 before
+        99), names padded to the wrong width and off-by-one ranges show (issue 18). Returns the
+        staged URI of every version."""
+        mark = last - unpublished
+        staged: dict[int, str] = {}
+        with premise(f"ratifying v1-v{last} in order, publishing up to v{mark} on the way"):
+            for version in range(1, last + 1):
+                staged[version] = self.propose(table, version)
+                if version <= mark and (version % PUBLISH_EVERY == 0 or version == mark):
+                    self.publish(table, version)
+        return staged
 
     def listing(self, table: TableInfo, start: int | None = None) -> dict[int, str | None]:
         """Version -> staged URI of the listing from ``start``, for checks that use the listing as

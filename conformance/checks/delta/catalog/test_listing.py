@@ -12,6 +12,8 @@ from conformance.report.outcomes import PremiseBroken, Violation
 # The long history of the listing checks: versions past 9 (issue 18), with v1-v5 published on the
 # way so that no more than 10 commits are unpublished at once (Unity Catalog refuses more).
 LONG, PUBLISHED = 14, 5
+# A three-digit history: v97-v103 unpublished, so the listing itself crosses 99 -> 100.
+THREE_DIGITS, UNPUBLISHED = 103, 7
 
 
 def _long_history(driver: CatalogDriver, table: TableInfo) -> None:
@@ -28,6 +30,29 @@ def test_listing_is_ascending(catalog: RecordingCatalog, driver: CatalogDriver, 
     _long_history(driver, table)
     versions = [c.version for c in catalog.get_commits(table.table_id).commits]
     assert versions == sorted(versions), f"listed in the order {versions}"
+
+
+@pytest.mark.req("CAT-LIST-LATEST", "CAT-LIST-CONTIGUOUS", "CAT-LIST-RANGE", "CAT-LIST-ASCENDING")
+def test_three_digit_versions_are_listed_in_order(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    # Hundreds of versions: a version kept as text, padded to two digits or compared as strings
+    # anywhere in the catalog (listing, range, latest) shows when 99 is followed by 100.
+    table = driver.new_table(table_name)
+    driver.history(table, THREE_DIGITS, unpublished=UNPUBLISHED)
+    resp = catalog.get_commits(table.table_id)
+    if resp.latest_version != THREE_DIGITS:
+        raise Violation("CAT-LIST-LATEST", f"latest version {resp.latest_version} after v{THREE_DIGITS} was ratified")
+    versions = [c.version for c in resp.commits]
+    unpublished = list(range(THREE_DIGITS - UNPUBLISHED + 1, THREE_DIGITS + 1))
+    ordered = sorted(versions)
+    if not set(unpublished) <= set(versions) or ordered != list(range(ordered[0], THREE_DIGITS + 1)):
+        raise Violation("CAT-LIST-CONTIGUOUS", f"unpublished v{unpublished[0]}-v{THREE_DIGITS}, listed {versions}")
+    ranged = sorted(c.version for c in catalog.get_commits(table.table_id, 99, 100).commits)
+    if ranged != [99, 100]:
+        raise Violation("CAT-LIST-RANGE", f"[99, 100] listed {ranged}")
+    if versions != sorted(versions):
+        raise Violation("CAT-LIST-ASCENDING", f"listed in the order {versions}")
 
 
 @pytest.mark.req("CAT-LIST-CONTIGUOUS")

@@ -19,17 +19,24 @@ from conformance.run_context import RunContext
 from conformance.schedules.generated import run_machine
 
 CLIENTS = 3
+HISTORIES = (0, 9)  # versions ratified before the generated steps start
 
 
 def machine(catalog: RecordingCatalog, driver: CatalogDriver, name: str) -> type[RuleBasedStateMachine]:
     counter = iter(range(10**9))
 
     class CatalogMachine(RuleBasedStateMachine):
-        @initialize()
-        def create(self) -> None:
+        @initialize(history=st.sampled_from(HISTORIES))
+        def create(self, history: int) -> None:
             self.table = driver.new_table(f"{name}_{next(counter)}")
             self.model = CatalogModel()
             self.pending: dict[int, tuple[int, str]] = {}
+            # Some tables start with a history, so that generated steps run past version 9.
+            for version, uri in driver.history(self.table, history, unpublished=min(history, 3)).items():
+                self.model.propose(version, uri)
+            if history > 3:
+                self.model.mark_published(history - 3)
+            self.base = max(0, history - 3)
 
         @rule(client=st.integers(0, CLIENTS - 1), ahead=st.integers(-1, 2))
         def stage(self, client: int, ahead: int) -> None:
@@ -70,6 +77,7 @@ def machine(catalog: RecordingCatalog, driver: CatalogDriver, name: str) -> type
 
         @rule(start=st.integers(0, 8), span=st.none() | st.integers(0, 4))
         def list_commits(self, start: int, span: int | None) -> None:
+            start += self.base  # around the table's own versions, multi-digit ones included
             end = None if span is None else start + span
             resp = catalog.get_commits(self.table.table_id, start, end)
             listed = {c.version: c.staged_uri for c in resp.commits}

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, premise
-from conformance.contract.delta import NotSupported
+from conformance.contract.delta import CatalogError, NotSupported
 from conformance.observe.recording import RecordingCatalog
-from conformance.report.outcomes import Violation, not_applicable
+from conformance.report.outcomes import PremiseBroken, Violation, not_applicable
 
 
 @pytest.mark.req("CAT-RETAIN-UNPUBLISHED")
@@ -33,6 +35,51 @@ def test_publication_mark_drops_nothing_above_it(
     listed = driver.listing(table)
     for version in (4, 5, 6):
         assert listed.get(version) == staged[version], f"unpublished v{version} was dropped after publishing up to 3"
+
+
+def _still_listed(catalog: RecordingCatalog, table_id: str, version: int) -> bool:
+    """Whether ``version`` (not the latest) is listed; a listing that leaves out a commit the
+    catalog serves alone is a listing fault (CAT-LIST-CONTIGUOUS), not a forgotten commit."""
+    listed = {c.version for c in catalog.get_commits(table_id).commits}
+    if version not in listed and any(
+        c.version == version for c in catalog.get_commits(table_id, version, version).commits
+    ):
+        raise PremiseBroken(f"v{version} is served alone but left out of the full listing (a listing fault)")
+    return version in listed
+
+
+@pytest.mark.req("CAT-FORGET-PUBLISHED-ONLY")
+def test_publication_report_above_the_latest_forgets_nothing_ratified_later(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    # A report of publication past the latest version (a confused or stale client) cannot be true;
+    # a catalog that records it as its mark later forgets commits nobody published (issue 18's
+    # mutation testing found the reference's refusal untested). v4 is judged, not the latest v5.
+    table = driver.new_table(table_name)
+    driver.commit_range(table, 1, 2)
+    with contextlib.suppress(CatalogError):  # refusing the report is right; accepting it is judged below
+        catalog.mark_published(table.table_id, 6)
+    driver.commit_range(table, 3, 5)
+    with premise("publishing v1-v3 and recording publication up to v3"):
+        driver.publish(table, 3)
+    assert _still_listed(catalog, table.table_id, 4), "unpublished v4 was dropped: a report of v6 was taken at v2"
+
+
+@pytest.mark.req("CAT-FORGET-PUBLISHED-ONLY")
+def test_proposal_claiming_its_own_publication_forgets_nothing(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    # A proposal may carry the writer's publication mark (UC's latest backfilled version); a mark at
+    # the proposed version claims the commit was published before it was ratified, which cannot be.
+    table = driver.new_table(table_name)
+    driver.commit_range(table, 1, 2)
+    uri = driver.stage(table, 3)
+    try:
+        catalog.commit(table.table_id, 3, staged_uri=uri, in_commit_timestamp=ict_of(3), latest_published_version=3)
+    except CatalogError:
+        return  # refused, which is right
+    driver.commit_range(table, 4, 4)  # so that v3, judged below, is not the latest
+    assert _still_listed(catalog, table.table_id, 3), "v3 was dropped at once: its proposal claimed it published"
 
 
 # Hosting inline commits is a MAY; once a catalog accepts one, the commit is ratified and binds the

@@ -138,3 +138,24 @@ def test_reader_uses_the_resolved_location(
     ref_admin.import_table(table_name, seeded.location, 2, [], 2)
     result = client.read(table_name)
     assert result.rows == expected_rows(range(3)), f"rows {result.rows} from {seeded.location}"
+
+
+@pytest.mark.req("RDR-LIST-FALLBACK")
+def test_reader_reads_a_cleaned_up_table_from_its_checkpoint(
+    client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
+) -> None:
+    # Metadata cleanup finished: commits 0-3 are gone, the checkpoint of 4 holds their state, v5 is
+    # a ratified staged commit. A reader that needs any commit below the checkpoint cannot read the
+    # table (found by mutation testing, issue 18: the golden mid-cleanup table keeps them).
+    commits = [seeded.data_commit(v) for v in range(1, 5)]
+    seeded.publish(0, version0(seeded.location))
+    for version, content in enumerate(commits, start=1):
+        seeded.publish(version, content)
+    assert write_checkpoint(seeded.storage, seeded.location, 4, _state(seeded, commits))
+    for version in range(4):
+        seeded.storage.delete(delta_uri(seeded.location, version))
+    ref_admin.import_table(table_name, seeded.location, 5, [_staged(seeded, 5)], 4)
+    result = client.read(table_name)
+    assert (result.version, result.rows) == (5, expected_rows(range(6))), (
+        f"read v{result.version} with rows {result.rows}; the checkpoint of 4 and v5 give rows 1-5"
+    )

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.checks.delta.builders import premise
+from conformance.checks.delta.evidence import ratified_content
 from conformance.checks.delta.writer.conftest import WrittenTable, ahead_client
 from conformance.contract.delta import Storage
 from conformance.observe.recording import RecordingClient
@@ -14,6 +16,7 @@ from conformance.observe.transcript import Transcript
 from conformance.run_context import RunContext
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.actions import commit_info, decode_commit
+from reference_impl.delta.log_paths import delta_uri
 
 
 @pytest.mark.req("WRT-COMMITINFO-FIRST")
@@ -78,3 +81,31 @@ def test_in_commit_timestamps_pass_a_writer_whose_clock_is_ahead(
         if previous is not None:
             assert ict > previous[1], f"v{version} timestamp {ict} is not after v{previous[0]}'s {previous[1]}"
         previous = (version, ict)
+
+
+@pytest.mark.req("WRT-ICT-MONOTONIC")
+def test_in_commit_timestamps_pass_a_checkpointed_commit(
+    lakecert: RunContext,
+    client: RecordingClient,
+    ref_admin: ReferenceCatalog,
+    suite_storage: Storage,
+    transcript: Transcript,
+    table_name: str,
+    seed: int,
+) -> None:
+    # The latest version is published and checkpointed by a writer whose clock runs a day ahead: its
+    # commitInfo is no longer among the commits a snapshot replays (the checkpoint holds none), yet
+    # the next commit must still be stamped after it (found by mutation testing, issue 18).
+    client.create_table(table_name)
+    ahead = ahead_client(lakecert, transcript, suite_storage, seed)
+    with premise("the suite's writer appending, publishing and checkpointing v1"):
+        ahead.append(table_name, [{"id": 1, "value": "ahead"}])
+        ahead.publish(table_name)
+        assert ahead.checkpoint(table_name) == 1
+    client.append(table_name, [{"id": 2, "value": "b"}])
+    location = ref_admin.resolve(table_name).location
+    first = (commit_info(decode_commit(suite_storage.get(delta_uri(location, 1)))) or {}).get("inCommitTimestamp")
+    ratified = ratified_content(transcript, suite_storage, ref_admin.resolve(table_name).table_id)
+    second = (commit_info(decode_commit(ratified[2])) or {}).get("inCommitTimestamp") if 2 in ratified else None
+    assert isinstance(first, int) and isinstance(second, int), f"timestamps v1={first!r}, v2={second!r}"
+    assert second > first, f"v2 timestamp {second} is not after the checkpointed v1's {first}"

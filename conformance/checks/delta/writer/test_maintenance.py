@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.evidence import attempt, client_deletes, client_writes
-from conformance.contract.delta import MaintenancePolicy, NotSupported
+from conformance.contract.delta import MaintenancePolicy, NotSupported, Storage
 from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import not_applicable
 from reference_impl.catalog.catalog import ReferenceCatalog
-from reference_impl.delta.log_paths import delta_uri
+from reference_impl.delta.actions import decode_commit
+from reference_impl.delta.log_paths import compaction_uri, delta_uri
 
 
 def _half_published(client: RecordingClient, name: str) -> None:
@@ -68,6 +69,44 @@ def test_compacts_only_published_versions(
             if not _published_by(transcript, location, v, event.seq)
         ]
         assert not missing, f"compaction {f.version}-{f.end_version} covers unpublished versions {missing}"
+
+
+def _active_files(storage: Storage, location: str, start: int, end: int) -> dict[str, str]:
+    """Path -> "add" or "remove" after replaying the published commits start..end, read from
+    _delta_log by the suite itself (the expected content of a compaction of that range)."""
+    files: dict[str, str] = {}
+    for version in range(start, end + 1):
+        for action in decode_commit(storage.get(delta_uri(location, version))):
+            for kind in ("add", "remove"):
+                if kind in action:
+                    files[action[kind]["path"]] = kind
+    return files
+
+
+@pytest.mark.req("WRT-COMPACTION-CONTENT")
+def test_compaction_holds_exactly_its_range(
+    client: RecordingClient, ref_admin: ReferenceCatalog, suite_storage: Storage, table_name: str
+) -> None:
+    # v1-v4 published; v2 removes v1's file. A compaction of (1, 3) must hold v1's file as removed
+    # and v3's as added, and stop at v3: v4's file in it, or either action missing, changes the
+    # table for every reader that uses it.
+    client.create_table(table_name)
+    client.append(table_name, [{"id": 1, "value": "a"}])
+    client.delete(table_name, [1])
+    client.append(table_name, [{"id": 3, "value": "c"}])
+    client.append(table_name, [{"id": 4, "value": "d"}])
+    client.publish(table_name)
+    location = ref_admin.resolve(table_name).location
+    try:
+        client.compact_log(table_name, 1, 3)
+    except NotSupported:
+        not_applicable("the client does not write log compaction files")
+    uri = compaction_uri(location, 1, 3)
+    if not suite_storage.exists(uri):
+        not_applicable("the client wrote no compaction of v1-v3 (declining is allowed)")
+    got = {a[k]["path"]: k for a in decode_commit(suite_storage.get(uri)) for k in ("add", "remove") if k in a}
+    expected = _active_files(suite_storage, location, 1, 3)
+    assert got == expected, f"compaction of v1-v3 holds {got}; commits v1-v3 reconcile to {expected}"
 
 
 @pytest.mark.req("WRT-MAINTENANCE-POLICY")

@@ -1,0 +1,1 @@
+"""Mutation testing of the reference implementation (issue 18): ``make mutation``, docs/mutation.md."""

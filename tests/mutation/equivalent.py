@@ -1,0 +1,853 @@
+"""Surviving mutants that are equivalent, with the reason (docs/mutation.md lists them too).
+
+Keyed by (file, the stripped source line, the stripped mutated line): stable while the line does
+not change, unlike cosmic-ray's occurrence numbers, and exact (two mutants of one line differ).
+A reason starting with "gap:" is not an equivalence: the survivor counts as survived, with the
+explanation shown. Any other entry is one no conforming-or-not distinction can see: the RFC allows both behaviours,
+or only a path no conforming counterpart takes differs (the error raised after giving up).
+"""
+
+from __future__ import annotations
+
+CLIENT = "reference_impl/delta/client.py"
+CATALOG = "reference_impl/catalog/catalog.py"
+SNAPSHOT = "reference_impl/delta/snapshot.py"
+
+# Reasons shared by several mutants. "Outside the RFC": both behaviours are allowed, or the input
+# is one the RFC says nothing about (a negative bound, a non-integer version) and no conforming
+# client sends; the catalog profile sends the malformed proposals the RFC does speak of
+# (docs/certify.md) and those mutants are killed.
+ARGUMENTS = (
+    "outside the RFC: validation of an argument no client sends (a negative or non-integer version,"
+    " bound or timestamp); the RFC has no rule for it and the catalog profile does not send it"
+)
+REDUNDANT = (
+    "equivalent: commit() refuses versions below 1 before check_commit runs (check_commit's own"
+    " test of the version then never decides)"
+)
+CREATION = (
+    "outside the RFC: how a catalog registers or drops tables is its own (RFC 'Creating a"
+    " catalog-managed table' leaves it to the catalog); lakecert's tests/test_reference_catalog.py"
+    " and tests/test_catalog_drop.py judge the reference's choices"
+)
+# Not equivalent: a survivor the suite should see and does not yet. Counted as survived.
+DROP = (
+    "gap: dropping a table (RFC 'Creating and Dropping') has no check in the catalog profile yet;"
+    " tests/test_catalog_drop.py judges the reference's soft drop, not a vendor's"
+)
+GIVE_UP = (
+    "equivalent: only reached after every retry lost a race; which exception a writer raises when it"
+    " gives up is not an RFC rule (the conflict is reported either way, and nothing was ratified)"
+)
+DECLINE = "equivalent: declines more compactions; log compaction is optional (a MAY), declining any range conforms"
+RETRIES = "equivalent: how often a writer retries is its own choice"
+UNREACHABLE = (
+    "equivalent on conforming tables: the test guards against a log with a hole (a commit missing at"
+    " or after the checkpoint), which no conforming writer or cleanup leaves"
+)
+
+EQUIVALENT: dict[tuple[str, str, str], str] = {
+    (CLIENT, "return time.time_ns() // 1_000_000", "return time.time_ns() // 1000001"): (
+        "the wall clock only proposes an in-commit timestamp; max(now, previous + 1) keeps them"
+        " increasing whatever the clock says, and a clock a millionth slow is still a clock"
+    ),
+    (CLIENT, "max_retries: int = 10,", "max_retries: int = 11,"): RETRIES,
+    (CLIENT, "max_retries: int = 10,", "max_retries: int = 9,"): RETRIES,
+    (
+        CLIENT,
+        "return now if previous is None else max(now, previous + 1)",
+        "return now if previous is None else max(now, previous + 2)",
+    ): "previous + 2 is still strictly after the previous commit's timestamp (PROTOCOL.md In-Commit Timestamps)",
+    (
+        CLIENT,
+        "return 0 <= start <= end and all(v in seg.published for v in range(start, end + 1))",
+        "return 0 <= start < end and all(v in seg.published for v in range(start, end + 1))",
+    ): DECLINE,
+    (
+        CLIENT,
+        "self.storage.put(compaction_uri(table.location, start_version, end_version), data, if_absent=True)",
+        "self.storage.put(compaction_uri(table.location, start_version, end_version), data, if_absent=False)",
+    ): "a compaction of the same published range has the same reconciled bytes: overwriting changes nothing",
+    (CLIENT, "assert conflict is not None", "assert conflict is None"): GIVE_UP,
+    (
+        CATALOG,
+        "if ict is not None and not (_is_int(ict) and ict >= 0):",
+        "if not ict is not None and not (_is_int(ict) and ict >= 0):",
+    ): (
+        "refuses proposals without an in-commit timestamp (catalog-managed tables require ICTs, so a"
+        " catalog may) and no longer type-checks the ones given; no catalog rule of the RFC is about an"
+        " ICT's value (the writer's WRT-ICT-MONOTONIC is)"
+    ),
+    (
+        CATALOG,
+        "if row is None or row.name is not None or row.latest_version >= 0:  # >= 0: registered, maybe dropped",
+        "if row is None and row.name is not None or row.latest_version >= 0:  # >= 0: registered, maybe dropped",
+    ): (
+        "registering an unknown staging table raises AttributeError instead of InvalidRequest: misuse"
+        " is still refused and changes nothing; the error's class is the contract's business, not the RFC's"
+    ),
+    (CATALOG, "if published is not None:", "if published is None:"): (
+        "ignores the publication report carried by a commit: the catalog then keeps published commits"
+        " longer, which the RFC allows (it may drop them, never must)"
+    ),
+}
+
+
+_MORE: list[tuple[str, str, str, str]] = [
+    (
+        CATALOG,
+        "if not _is_int(commit.version) or commit.version < 0:",
+        "if not _is_int(commit.version) or commit.version < 1:",
+        REDUNDANT,
+    ),
+    (
+        CATALOG,
+        "if not _is_int(commit.version) or commit.version < 0:",
+        "if not _is_int(commit.version) or commit.version < -1:",
+        REDUNDANT,
+    ),
+    (
+        CATALOG,
+        "if not _is_int(commit.version) or commit.version < 0:",
+        "if not _is_int(commit.version) and commit.version < 0:",
+        REDUNDANT,
+    ),
+    (
+        CATALOG,
+        "if ict is not None and not (_is_int(ict) and ict >= 0):",
+        "if ict is not None and not (_is_int(ict) and ict >= 1):",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "if ict is not None and not (_is_int(ict) and ict >= 0):",
+        "if ict is not None and not (_is_int(ict) and ict > 0):",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "if ict is not None and not (_is_int(ict) and ict >= 0):",
+        "if ict is None and not (_is_int(ict) and ict >= 0):",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "if row is None or row.name is not None or row.latest_version >= 0:  # >= 0: registered, maybe dropped",
+        "if row is None or row.name is not None or row.latest_version > 0:  # >= 0: registered, maybe dropped",
+        CREATION,
+    ),
+    (
+        CATALOG,
+        "if row is None or row.name is not None or row.latest_version >= 0:  # >= 0: registered, maybe dropped",
+        "if row is None or row.name is not None and row.latest_version >= 0:  # >= 0: registered, maybe dropped",
+        CREATION,
+    ),
+    (
+        CATALOG,
+        "if row is None or row.name is not None or row.latest_version >= 0:  # registered concurrently",
+        "if row is None and row.name is not None or row.latest_version >= 0:  # registered concurrently",
+        "equivalent: differs only when the staging table vanished between two transactions, which nothing"
+        " does (staging tables are never deleted)",
+    ),
+    (
+        CATALOG,
+        "if self._storage is not None and not self._storage.exists(delta_file_uri(row.location, 0)):",
+        "if self._storage is None and not self._storage.exists(delta_file_uri(row.location, 0)):",
+        CREATION,
+    ),
+    (
+        CATALOG,
+        "row = tx.table_by_name(name) if isinstance(name, str) else None",
+        "row = tx.table_by_name(name) if not isinstance(name, str) else None",
+        DROP,
+    ),
+    (CATALOG, "if row is None:", "if row is not None:", DROP),
+    (
+        CATALOG,
+        "except CommitFileError as e:",
+        "except CosmicRayTestingException as e:",
+        "equivalent: an unreadable staged file is still refused and nothing ratified; only the exception's"
+        " class differs, and how a catalog refuses is its own (the checks judge the effect)",
+    ),
+    (
+        CATALOG,
+        "if bound is not None and not (_is_int(bound) and bound >= 0):",
+        "if bound is not None and not (_is_int(bound) or bound >= 0):",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "if not _is_int(version) or not 0 <= version <= row.latest_version:",
+        "if not _is_int(version) or not 0 < version <= row.latest_version:",
+        "equivalent: refuses the no-op publication report of version 0; a catalog may refuse publication"
+        " reports (RFC 'Publishing Commits': it then only keeps commits longer)",
+    ),
+    (
+        CLIENT,
+        "return time.time_ns() // 1_000_000",
+        "return time.time_ns() // 999999",
+        "equivalent: a clock a millionth fast is still a clock; max(now, previous + 1) keeps ICTs increasing",
+    ),
+    (
+        CLIENT,
+        "self._random = random.Random(seed) if seed is not None else None",
+        "self._random = random.Random(seed) if not seed is not None else None",
+        "equivalent: only whether the reference's file names repeat from run to run changes (reproducible"
+        " reports), not what is written or proposed",
+    ),
+    (
+        CLIENT,
+        "return str(uuid.UUID(int=self._random.getrandbits(128), version=4))",
+        "return str(uuid.UUID(int=self._random.getrandbits(128), version= 3))",
+        "equivalent: still a unique UUID in the staged name; the RFC asks for a UUID, not a UUID version",
+    ),
+    (
+        CLIENT,
+        "return 0 <= start <= end and all(v in seg.published for v in range(start, end + 1))",
+        "return 1 <= start <= end and all(v in seg.published for v in range(start, end + 1))",
+        DECLINE,
+    ),
+    (
+        CLIENT,
+        "return 0 <= start <= end and all(v in seg.published for v in range(start, end + 1))",
+        "return 0 < start <= end and all(v in seg.published for v in range(start, end + 1))",
+        DECLINE,
+    ),
+    (
+        CLIENT,
+        "return 0 <= start <= end and all(v in seg.published for v in range(start, end + 1))",
+        "return 0 <= start <= end and all(v in seg.published for v in range(start, end + 2))",
+        DECLINE,
+    ),
+    (CLIENT, "for _attempt in range(self.max_retries + 1):", "for _attempt in range(self.max_retries + 2):", RETRIES),
+    (CLIENT, "assert conflict is not None", "assert not conflict is not None", GIVE_UP),
+    (
+        SNAPSHOT,
+        "@dataclass(frozen=True)",
+        "@dataclass(frozen=False)",
+        "equivalent: nothing assigns to the record; frozen only guards against it",
+    ),
+    (
+        SNAPSHOT,
+        "mtime = (mtimes or {}).get(commit.staged_uri) if commit.staged_uri else None",
+        "mtime = (mtimes or {}).get(commit.staged_uri) if not commit.staged_uri else None",
+        "equivalent on catalog-managed tables: file modification times only date commits of tables without"
+        " in-commit timestamps, which catalogManaged requires",
+    ),
+    (SNAPSHOT, "first = 0 if cp is None else cp + 1", "first = 0 if cp is None else cp + 0", UNREACHABLE),
+    (
+        SNAPSHOT,
+        "missing = [v for v in range(first, target + 1) if v not in seg.commits]",
+        "missing = [v for v in range(first, target + 0) if v not in seg.commits]",
+        UNREACHABLE,
+    ),
+    (
+        SNAPSHOT,
+        "if any(v not in seg.commits for v in range(cp + 1, target + 1)):",
+        "if any(v not in seg.commits for v in range(cp + 0, target + 1)):",
+        UNREACHABLE,
+    ),
+    (
+        SNAPSHOT,
+        "except (OSError, ValueError, pa.ArrowException):",
+        "except (OSError, CosmicRayTestingException, pa.ArrowException):",
+        "outside the RFC: a checkpoint that fails to parse with a ValueError (not an Arrow error) is not a"
+        " table any conforming writer leaves; no reader rule covers corrupt checkpoints",
+    ),
+]
+_MORE += [
+    (
+        CATALOG,
+        "if not _is_int(version) or version < 1:",
+        "if not _is_int(version) or version < 0:",
+        "equivalent: a proposal of version 0 then reaches the version test, which refuses it as already"
+        " ratified (every registered table has version 0); nothing is ratified either way",
+    ),
+    (SNAPSHOT, "continue", "break", UNREACHABLE),
+]
+_MORE += [
+    (
+        CATALOG,
+        "return isinstance(value, int) and not isinstance(value, bool)",
+        "return isinstance(value, int) or not isinstance(value, bool)",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "if row is None or row.name is not None or row.latest_version >= 0:  # registered concurrently",
+        "if row is None or row.name is not None or row.latest_version > 0:  # registered concurrently",
+        CREATION,
+    ),
+    (
+        CLIENT,
+        "inline: bool = False,",
+        "inline: bool = True,",
+        "equivalent: the reference then writes inline commits, which the RFC lets a writer do where the"
+        " catalog accepts them; the checks of staged files say NOT_APPLICABLE and the rest still pass",
+    ),
+    (
+        CLIENT,
+        "if self._random is None:",
+        "if self._random is not None:",
+        "equivalent: only whether the reference's file names repeat from run to run changes (a seeded"
+        " reference then draws unseeded UUIDs), not what is written or proposed",
+    ),
+    (
+        CLIENT,
+        "self.storage.put(delta_uri(table.location, v), self._published_bytes(content), if_absent=True)",
+        "self.storage.put(delta_uri(table.location, v), self._published_bytes(content), if_absent=False)",
+        "equivalent: a published file is a copy of the ratified commit, so overwriting an earlier copy of"
+        " the same version writes the same bytes",
+    ),
+    (
+        CLIENT,
+        "return False",
+        "return True",
+        "outside the RFC: compact_log's boolean (did it compact) turns true when it declined; no file is"
+        " written either way and the checks judge the files, which the RFC is about",
+    ),
+    (CLIENT, "for _attempt in range(self.max_retries + 1):", "for _attempt in range(self.max_retries - 1):", RETRIES),
+    (
+        SNAPSHOT,
+        "from_catalog = {c.version: self.catalog_ref(c, mtimes) for c in ratified.commits if 0 <= c.version <= latest}",
+        "from_catalog = {c.version: self.catalog_ref(c, mtimes) for c in ratified.commits if 1 <= c.version <= latest}",
+        "equivalent: a catalog never lists version 0 (it exists before the table is registered)",
+    ),
+    (
+        SNAPSHOT,
+        "if target < 0 or target > seg.latest_version:",
+        "if target < -1 or target > seg.latest_version:",
+        "equivalent: a read as of version -1 is still refused, by the next test (no protocol at that version)",
+    ),
+    (SNAPSHOT, "if cp is not None and cp in seg.commits:", "if cp is not None or cp in seg.commits:", UNREACHABLE),
+    (
+        SNAPSHOT,
+        "if any(v not in seg.commits for v in range(cp + 1, target + 1)):",
+        "if any(v not in seg.commits for v in range(cp + 2, target + 1)):",
+        UNREACHABLE,
+    ),
+]
+SEEDING = (
+    "equivalent: only whether the reference's file names repeat from run to run changes (reproducible"
+    " reports), not what is written or proposed"
+)
+UNREADABLE_CHECKPOINT = (
+    "outside the RFC: a checkpoint that cannot be read is not a table any conforming writer leaves; no"
+    " reader rule covers falling back from a corrupt checkpoint"
+)
+_MORE += [
+    (
+        CATALOG,
+        "if row is None or row.name is not None or row.latest_version >= 0:  # registered concurrently",
+        "if row is None or row.name is not None or row.latest_version >= 1:  # registered concurrently",
+        CREATION,
+    ),
+    (
+        CATALOG,
+        "if not _is_int(version) or version < 1:",
+        "if not _is_int(version) and version < 1:",
+        "equivalent: version 0 then reaches the version test, which refuses it as already ratified, and"
+        " negative ones check_commit's test; nothing is ratified either way",
+    ),
+    (
+        CATALOG,
+        "if proposal.staged_uri is not None and content is not None:",
+        "if proposal.staged_uri is not None or content is not None:",
+        "equivalent: differs only for an inline proposal with bytes read from a staged file, which"
+        " commit() never passes (content is read for staged proposals only)",
+    ),
+    (CATALOG, "if published is not None:", "if not published is not None:", "equivalent: as `if published is None`"),
+    (
+        CATALOG,
+        "if bound is not None and not (_is_int(bound) and bound >= 0):",
+        "if bound is not None and not (_is_int(bound) and bound >= -1):",
+        ARGUMENTS,
+    ),
+    (
+        CLIENT,
+        "self._random = random.Random(seed) if seed is not None else None",
+        "self._random = random.Random(seed) if seed is None else None",
+        SEEDING,
+    ),
+    (CLIENT, "if self._random is None:", "if not self._random is None:", SEEDING),
+    (
+        CLIENT,
+        "return str(uuid.UUID(int=self._random.getrandbits(128), version=4))",
+        "return str(uuid.UUID(int=self._random.getrandbits( 127), version=4))",
+        "equivalent: still a UUID (version bits are set by uuid.UUID); 127 random bits keep names unique",
+    ),
+    (
+        "reference_impl/delta/checkpoint.py",
+        "return False",
+        "return True",
+        "equivalent: write_checkpoint's boolean (written or already there) is not used: the client reports"
+        " the checkpoint's version either way",
+    ),
+    (
+        SNAPSHOT,
+        "except (OSError, ValueError, pa.ArrowException):",
+        "except (CosmicRayTestingException, ValueError, pa.ArrowException):",
+        UNREADABLE_CHECKPOINT,
+    ),
+    (
+        SNAPSHOT,
+        "except (OSError, ValueError, pa.ArrowException):",
+        "except (OSError, ValueError, CosmicRayTestingException):",
+        UNREADABLE_CHECKPOINT,
+    ),
+    (
+        SNAPSHOT,
+        "continue  # unusable checkpoint: try an older one",
+        "break  # unusable checkpoint: try an older one",
+        UNREADABLE_CHECKPOINT,
+    ),
+    (
+        SNAPSHOT,
+        "for v in range(seg.latest_version, -1, -1):",
+        "for v in range(seg.latest_version, - 2, -1):",
+        "equivalent: the extra step at version -1 finds no commit and stops, as the loop's end would",
+    ),
+]
+CHECKPOINT = "reference_impl/delta/checkpoint.py"
+HINT = (
+    "equivalent: only the _last_checkpoint hint changes (when it is rewritten, or its optional size"
+    " statistic); readers find checkpoints by listing and must not trust the hint's figures"
+)
+_MORE += [
+    (
+        CATALOG,
+        "if not _is_int(commit.version) or commit.version < 0:",
+        "if not _is_int(commit.version) or commit.version <= 0:",
+        REDUNDANT,
+    ),
+    (
+        CATALOG,
+        "if not isinstance(uri, str) or not uri.startswith(prefix) or match is None:",
+        "if not isinstance(uri, str) and not uri.startswith(prefix) or match is None:",
+        "equivalent: a file of another table's staging folder (the only path whose tail still matches)"
+        " is refused when the catalog reads it, which accepts files below the table's own location only",
+    ),
+    (
+        CATALOG,
+        "if ict is not None and not (_is_int(ict) and ict >= 0):",
+        "if ict is not None and not (_is_int(ict) and ict >= -1):",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "if ict is not None and not (_is_int(ict) and ict >= 0):",
+        "if ict is not None and not (_is_int(ict) or ict >= 0):",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "tx.register(table_id, name, latest=0, published=0)",
+        "tx.register(table_id, name, latest=0, published= -1)",
+        "equivalent: the mark only decides which stored commits may be dropped, and version 0 is never"
+        " stored by the catalog (it exists before registration)",
+    ),
+    (
+        CHECKPOINT,
+        "pq.write_table(table, buf, store_schema=False)  # Delta readers need no Arrow schema blob",
+        "pq.write_table(table, buf, store_schema=True)  # Delta readers need no Arrow schema blob",
+        "equivalent: an extra Arrow schema in the Parquet metadata, which Delta readers ignore",
+    ),
+    (
+        CHECKPOINT,
+        "storage.put(checkpoint_uri(location, version), data, if_absent=True)",
+        "storage.put(checkpoint_uri(location, version), data, if_absent=False)",
+        "equivalent: a checkpoint of a version holds that version's state, so rewriting it writes the same state",
+    ),
+    (
+        CHECKPOINT,
+        'if last is None or int(last.get("version", -1)) <= version:',
+        'if last is None or int(last.get("version", - 0)) <= version:',
+        HINT,
+    ),
+    (
+        CHECKPOINT,
+        'if last is None or int(last.get("version", -1)) <= version:',
+        'if last is None or int(last.get("version", -1)) < version:',
+        HINT,
+    ),
+    (
+        CHECKPOINT,
+        '"numOfAddFiles": sum(1 for a in actions if "add" in a),',
+        '"numOfAddFiles": sum( 2 for a in actions if "add" in a),',
+        HINT,
+    ),
+    (
+        SNAPSHOT,
+        "from_catalog = {c.version: self.catalog_ref(c, mtimes) for c in ratified.commits if 0 <= c.version <= latest}",
+        "from_catalog = {c.version: self.catalog_ref(c, mtimes) for c in ratified.commits if 0 < c.version <= latest}",
+        "equivalent: a catalog never lists version 0 (it exists before the table is registered)",
+    ),
+    (
+        SNAPSHOT,
+        "missing = [v for v in range(first, target + 1) if v not in seg.commits]",
+        "missing = [v for v in range(first, target - 1) if v not in seg.commits]",
+        UNREACHABLE,
+    ),
+    (
+        SNAPSHOT,
+        "if any(v not in seg.commits for v in range(cp + 1, target + 1)):",
+        "if any(v not in seg.commits for v in range(cp + 1, target - 1)):",
+        UNREACHABLE,
+    ),
+    (
+        SNAPSHOT,
+        "raise MissingVersionError(missing[0])",
+        "raise MissingVersionError(missing[ 1])",
+        "equivalent: the read fails either way; only which missing version the error names differs",
+    ),
+    (
+        SNAPSHOT,
+        "raise MissingVersionError(missing[0])",
+        "raise MissingVersionError(missing[ -1])",
+        "equivalent: the read fails either way; only which missing version the error names differs",
+    ),
+    (
+        "reference_impl/delta/log_paths.py",
+        'end = int(m.group(2)) if kind == "compaction" else None',
+        'end = int(m.group( 1)) if kind == "compaction" else None',
+        "gap: not seen, by construction: parse_log_name is shared by the reference and the suite's evidence"
+        " (the checks read file names with it), so this mutant changes the judge along with the product;"
+        " a limit of mutating code the checks also use (docs/mutation.md)",
+    ),
+]
+_MORE += [
+    (
+        CLIENT,
+        "return 0 <= start <= end and all(v in seg.published for v in range(start, end + 1))",
+        "return -1 <= start <= end and all(v in seg.published for v in range(start, end + 1))",
+        "equivalent: a range from -1 is still declined, since version -1 is never published",
+    ),
+    (
+        SNAPSHOT,
+        "from_catalog: bool = False",
+        "from_catalog: bool = True",
+        "equivalent: no code of the reference client reads the flag's default (refs from the catalog set it)",
+    ),
+    (
+        SNAPSHOT,
+        "if protocol is None or metadata is None:",
+        "if protocol is None and metadata is None:",
+        "equivalent on conforming tables: version 0 of every table carries both protocol and metaData",
+    ),
+]
+_MORE += [
+    (
+        CATALOG,
+        "if published is not None and not (_is_int(published) and 0 <= published < version):",
+        "if published is not None and not (_is_int(published) and 1 <= published < version):",
+        "equivalent: refuses a proposal whose publication mark is 0 (nothing but version 0 published),"
+        " which no client sends; a catalog may refuse publication reports (it then keeps commits longer)",
+    ),
+    (
+        CATALOG,
+        "start = 0 if start_version is None else start_version",
+        "start = -1 if start_version is None else start_version",
+        "equivalent: no commit has a version below 0, so a listing from -1 lists what one from 0 does",
+    ),
+    (CLIENT, "for _attempt in range(self.max_retries + 1):", "for _attempt in range(self.max_retries + 0):", RETRIES),
+    (
+        SNAPSHOT,
+        "from_catalog = {c.version: self.catalog_ref(c, mtimes) for c in ratified.commits if 0 <= c.version <= latest}",
+        "from_catalog = {c.version: self.catalog_ref(c, mtimes) for c in ratified.commits"
+        " if -1 <= c.version <= latest}",
+        "equivalent: a catalog lists no negative versions",
+    ),
+    (
+        SNAPSHOT,
+        "if any(v not in seg.commits for v in range(cp + 1, target + 1)):",
+        "if any(v not in seg.commits for v in range(cp + 1, target + 0)):",
+        UNREACHABLE,
+    ),
+    (
+        SNAPSHOT,
+        "break  # history before this point is gone (cleaned up)",
+        "continue  # history before this point is gone (cleaned up)",
+        "equivalent on conforming tables: cleanup deletes a prefix of the log, so no commit is found below"
+        " the first missing one and the loop ends the same way",
+    ),
+]
+_MORE += [
+    (
+        CATALOG,
+        "if not isinstance(name, str) or not _TABLE_NAME.fullmatch(name):",
+        "if not isinstance(name, str) and not _TABLE_NAME.fullmatch(name):",
+        "outside the RFC: which table names a catalog accepts is its own; the profiles use valid names",
+    ),
+    (
+        CATALOG,
+        "if row is None or row.name is not None or row.latest_version >= 0:  # >= 0: registered, maybe dropped",
+        "if row is None or row.name is not None or row.latest_version >= 1:  # >= 0: registered, maybe dropped",
+        CREATION,
+    ),
+    (
+        CLIENT,
+        "return str(uuid.UUID(int=self._random.getrandbits(128), version=4))",
+        "return str(uuid.UUID(int=self._random.getrandbits(128), version= 5))",
+        "equivalent: still a unique UUID in the staged name; the RFC asks for a UUID, not a UUID version",
+    ),
+    (
+        CLIENT,
+        "self.storage.put(uri, content, if_absent=True)",
+        "self.storage.put(uri, content, if_absent=False)",
+        "equivalent: every attempt's staged file has a fresh UUID in its name, so it never exists before",
+    ),
+    (
+        CLIENT,
+        "self.storage.put(delta_uri(staging.location, 0), act.encode_commit(actions), if_absent=True)",
+        "self.storage.put(delta_uri(staging.location, 0), act.encode_commit(actions), if_absent=False)",
+        "equivalent against a conforming catalog: every staging location is new, so version 0 never exists"
+        " before (the guard matters against a catalog that reuses locations, CAT-STAGING-UNIQUE's business)",
+    ),
+]
+MARK = "if published is not None and not (_is_int(published) and 0 <= published < version):"
+REPORT = "if not _is_int(version) or not 0 <= version <= row.latest_version:"
+_MORE += [
+    (
+        CATALOG,
+        "elif not isinstance(commit.inline_content, bytes) or not commit.inline_content:",
+        "elif not isinstance(commit.inline_content, bytes) and not commit.inline_content:",
+        ARGUMENTS,
+    ),
+    (CATALOG, "if row is None:", "if not row is None:", DROP),
+    (
+        CATALOG,
+        MARK,
+        "if published is not None and not (_is_int(published) and 0 > published < version):",
+        "outside the RFC: refuses every proposal that carries a publication mark; carrying the mark in a"
+        " proposal is Unity Catalog's API (latest backfilled version), the RFC has the catalog told apart",
+    ),
+    (
+        CATALOG,
+        MARK,
+        "if published is not None and not (_is_int(published) and 0 < published < version):",
+        "equivalent: refuses a proposal whose publication mark is 0, which no client sends; a catalog may"
+        " refuse publication reports (it then keeps commits longer)",
+    ),
+    (CATALOG, "for bound in (start_version, end_version):", "for bound in []:", ARGUMENTS),
+    (
+        CATALOG,
+        "start = 0 if start_version is None else start_version",
+        "start = 1 if start_version is None else start_version",
+        "equivalent: a catalog never stores version 0, so a listing from 1 lists what one from 0 does",
+    ),
+    (
+        CATALOG,
+        REPORT,
+        "if not _is_int(version) or not 1 <= version <= row.latest_version:",
+        "equivalent: refuses the no-op publication report of version 0; a catalog may refuse publication"
+        " reports (RFC 'Publishing Commits': it then only keeps commits longer)",
+    ),
+    (
+        CATALOG,
+        REPORT,
+        "if not _is_int(version) or not -1 <= version <= row.latest_version:",
+        "equivalent: a report of -1 then raises the mark to at least -1, which it already is",
+    ),
+    (
+        CHECKPOINT,
+        'if last is None or int(last.get("version", -1)) <= version:',
+        'if last is None or int(last.get("version", - 2)) <= version:',
+        HINT,
+    ),
+    (
+        CHECKPOINT,
+        '"numOfAddFiles": sum(1 for a in actions if "add" in a),',
+        '"numOfAddFiles": sum( 0 for a in actions if "add" in a),',
+        HINT,
+    ),
+    (
+        CHECKPOINT,
+        "return True",
+        "return False",
+        "equivalent: write_checkpoint's boolean (written or already there) is not used: the client reports"
+        " the checkpoint's version either way",
+    ),
+    (
+        SNAPSHOT,
+        'checkpoints = sorted({lf.version for lf, _ in entries if lf.kind == "checkpoint"})',
+        'checkpoints = sorted({lf.version for lf, _ in entries if lf.kind != "checkpoint"})',
+        "equivalent on conforming tables: every checkpoint's version still has its commit file (cleanup"
+        " keeps it), so trying the versions of the other files finds the same checkpoints; the rest fail"
+        " to open and are skipped",
+    ),
+    (
+        SNAPSHOT,
+        "return CommitRef(commit.version, commit.staged_uri, commit.inline_content, mtime_ms=mtime, from_catalog=True)",
+        "return CommitRef(commit.version, commit.staged_uri, commit.inline_content, mtime_ms=mtime,"
+        " from_catalog=False)",
+        "equivalent: no code of the reference client reads the flag",
+    ),
+]
+_MORE += [
+    (
+        CATALOG,
+        "if self._storage is not None and not self._storage.exists(delta_file_uri(row.location, 0)):",
+        "if not self._storage is not None and not self._storage.exists(delta_file_uri(row.location, 0)):",
+        CREATION,
+    ),
+]
+TX = "reference_impl/catalog/transaction.py"
+SQLITE = "reference_impl/catalog/sqlite_store.py"
+CONNECTIONS = (
+    "equivalent within one process: how the SQLite store caches, opens and closes its connections"
+    " (per thread and process) changes nothing a profile can see; several processes on one database"
+    " are tests/test_reference_catalog.py's and tests/test_postgres_race.py's business"
+)
+SECOND_GUARD = (
+    "equivalent: the primary key is a second guard behind the version test, which refuses a version"
+    " already ratified before any INSERT runs"
+)
+STAGING_DEFAULT = "equivalent: a staging table's marks only need to be below 0 (not registered, nothing published)"
+_MORE += [
+    (TX, "@dataclass(frozen=True)", "@dataclass(frozen=False)", "equivalent: nothing assigns to the row"),
+    (
+        TX,
+        "self, table_id: str, location: str, *, name: str | None = None, latest: int = -1, published: int = -1",
+        "self, table_id: str, location: str, *, name: str | None = None, latest: int = - 2, published: int = -1",
+        STAGING_DEFAULT,
+    ),
+    (
+        TX,
+        "self, table_id: str, location: str, *, name: str | None = None, latest: int = -1, published: int = -1",
+        "self, table_id: str, location: str, *, name: str | None = None, latest: int = -1, published: int = - 2",
+        STAGING_DEFAULT,
+    ),
+    (
+        TX,
+        "self, table_id: str, location: str, *, name: str | None = None, latest: int = -1, published: int = -1",
+        "self, table_id: str, location: str, *, name: str | None = None, latest: int = -1, published: int = - 0",
+        "equivalent: a mark of 0 on a staging table drops nothing, since version 0 is never stored",
+    ),
+    (
+        TX,
+        "def insert_commit(self, table_id: str, commit: RatifiedCommit, *, replace: bool = False) -> None:",
+        "def insert_commit(self, table_id: str, commit: RatifiedCommit, *, replace: bool = True) -> None:",
+        SECOND_GUARD,
+    ),
+    (
+        TX,
+        '" VALUES (?, ?, ?, ?, ?)" + (overwrite if replace else ""),',
+        '" VALUES (?, ?, ?, ?, ?)" + (overwrite if not replace else ""),',
+        SECOND_GUARD,
+    ),
+    (
+        SQLITE,
+        "def __init__(self, path: Path, *, busy_timeout_s: float = 60.0) -> None:",
+        "def __init__(self, path: Path, *, busy_timeout_s: float = 61.0) -> None:",
+        "equivalent: how long a locked database is waited for",
+    ),
+    (
+        SQLITE,
+        "def __init__(self, path: Path, *, busy_timeout_s: float = 60.0) -> None:",
+        "def __init__(self, path: Path, *, busy_timeout_s: float = 59.0) -> None:",
+        "equivalent: how long a locked database is waited for",
+    ),
+    (SQLITE, "if conn is None or pid != os.getpid():", "if not conn is None or pid != os.getpid():", CONNECTIONS),
+    (SQLITE, "if conn is None or pid != os.getpid():", "if conn is not None or pid != os.getpid():", CONNECTIONS),
+    (SQLITE, "if conn is None or pid != os.getpid():", "if conn is None or pid == os.getpid():", CONNECTIONS),
+    (SQLITE, "if conn is None or pid != os.getpid():", "if conn is None and pid != os.getpid():", CONNECTIONS),
+    (SQLITE, "check_same_thread=False,", "check_same_thread=True,", CONNECTIONS),
+    (
+        SQLITE,
+        "done = True",
+        "done = False",
+        "equivalent: the rollback it enables runs after a commit, when no transaction is open, and does nothing",
+    ),
+    (
+        SQLITE,
+        "if not done and conn.in_transaction:",
+        "if not done or conn.in_transaction:",
+        "equivalent: after a commit no transaction is open, and a rollback then does nothing",
+    ),
+    (SQLITE, "for conn in conns[:1]:", "for conn in conns[: 2]:", CONNECTIONS),
+    (SQLITE, "for conn in conns[:1]:", "for conn in conns[: 0]:", CONNECTIONS),
+    (SQLITE, "for conn in conns[:1]:", "for conn in []:", CONNECTIONS),
+    (SQLITE, "for conn in conns:", "for conn in []:", CONNECTIONS),
+    (
+        SQLITE,
+        'return self._transaction("BEGIN IMMEDIATE" if write else "BEGIN")',
+        'return self._transaction("BEGIN IMMEDIATE" if not write else "BEGIN")',
+        "equivalent for the RFC: a write then takes SQLite's lock at its first write, and of two racing"
+        " ratifications SQLite refuses the second (busy snapshot) instead of making it wait; still one"
+        " winner per version, and a refused proposal is the writer's to retry",
+    ),
+    (
+        "reference_impl/delta/cleanup.py",
+        'versions = [f.version for f in files if f.kind == "checkpoint" and f.version <= cutoff_version]',
+        'versions = [f.version for f in files if f.kind == "checkpoint" and f.version < cutoff_version]',
+        "equivalent: a checkpoint exactly at the cut-off is passed over for an older one, so cleanup"
+        " deletes less; metadata cleanup is optional and deleting less never breaks a rule",
+    ),
+    (
+        "reference_impl/delta/cleanup.py",
+        "return f.version <= cp  # startVersion <= cp",
+        "return f.version < cp  # startVersion <= cp",
+        "gap (SHOULD): a log compaction starting exactly at the cut-off checkpoint is kept;"
+        " test_cleanup_removes_old_compactions has none starting there (WRT-CLEANUP-COMPACTION)",
+    ),
+    (
+        "reference_impl/delta/compaction.py",
+        'if "protocol" in action:',
+        'if not "protocol" in action:',
+        "gap, closed after the run: killed by test_compaction_holds_exactly_its_range over v1-v3"
+        " (checked with tests.mutation.kill --select); the session still holds the earlier survival",
+    ),
+    (
+        "reference_impl/delta/checkpoint.py",
+        "return hint if isinstance(hint, dict) else None",
+        "return hint if not isinstance(hint, dict) else None",
+        HINT,
+    ),
+]
+_MORE += [
+    (
+        TX,
+        "return None if row is None else _ratified(*row)",
+        "return None if not row is None else _ratified(*row)",
+        "not judged by this group: commit_at serves only the server's replay test (the `server` group)",
+    ),
+    (
+        TX,
+        "return None if row is None else _ratified(*row)",
+        "return None if row is not None else _ratified(*row)",
+        "not judged by this group: commit_at serves only the server's replay test (the `server` group)",
+    ),
+]
+LOG_PATHS = "reference_impl/delta/log_paths.py"
+SHARED = (
+    "gap: not seen, by construction: parse_log_name is shared by the reference and the suite's evidence"
+    " (the checks read file names with it), so this mutant changes the judge along with the product;"
+    " a limit of mutating code the checks also use (docs/mutation.md)"
+)
+DEAD = "equivalent: table_location() is called by nothing (dead code, to be removed)"
+_MORE += [
+    (
+        SNAPSHOT,
+        "if target < 0 or target > seg.latest_version:",
+        "if target < 0 and target > seg.latest_version:",
+        "equivalent: a read outside 0..latest still fails, on the commits missing for it",
+    ),
+    (LOG_PATHS, "if len(parts) < 3:", "if len(parts) < 4:", SHARED),
+    (
+        LOG_PATHS,
+        "if parent == STAGED_DIR and len(parts) == 4 and parts[-3] == LOG_DIR:",
+        "if parent == STAGED_DIR or len(parts) == 4 and parts[-3] == LOG_DIR:",
+        SHARED,
+    ),
+    (
+        LOG_PATHS,
+        'return LogFile(uri, "staged", int(m.group(1)), uuid=m.group(2))',
+        'return LogFile(uri, "staged", int(m.group(1)), uuid=m.group( 1))',
+        SHARED,
+    ),
+    (LOG_PATHS, "return log_uri[:idx] if idx > 0 else None", "return log_uri[:idx] if not idx > 0 else None", DEAD),
+    (LOG_PATHS, "return log_uri[:idx] if idx > 0 else None", "return log_uri[:idx] if idx > -1 else None", DEAD),
+    (LOG_PATHS, "return log_uri[:idx] if idx > 0 else None", "return log_uri[:idx] if idx >= 0 else None", DEAD),
+    (LOG_PATHS, "return log_uri[:idx] if idx > 0 else None", "return log_uri[:idx] if idx <= 0 else None", DEAD),
+]
+EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
