@@ -39,8 +39,10 @@ class Proxied:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Proxied]:
-    with IcebergRestServer((tmp_path / "warehouse").as_uri(), hold_timeout_s=10) as upstream:
-        holding = HoldingCatalogProxy(upstream.url, controller=ScheduleController(10)).start()
+    # Hold timeouts are hang guards only (a loaded machine must not expire a hold the test releases);
+    # the expiry test sets its own short hold.
+    with IcebergRestServer((tmp_path / "warehouse").as_uri(), hold_timeout_s=600) as upstream:
+        holding = HoldingCatalogProxy(upstream.url, controller=ScheduleController(600)).start()
         try:
             yield Proxied(upstream, holding)
         finally:

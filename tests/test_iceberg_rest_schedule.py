@@ -24,7 +24,9 @@ FAST_RETRY = {"commit.retry.min-wait-ms": "1"}
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[IcebergRestServer]:
-    with IcebergRestServer((tmp_path / "warehouse").as_uri(), hold_timeout_s=10) as srv:
+    # A hang guard only (a loaded machine must not expire a hold the test releases); the expiry test
+    # sets its own short hold.
+    with IcebergRestServer((tmp_path / "warehouse").as_uri(), hold_timeout_s=600) as srv:
         yield srv
 
 
