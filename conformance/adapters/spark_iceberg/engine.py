@@ -189,20 +189,8 @@ class SparkIcebergEngine:
         return lambda: session.sql(statement(table, op)).collect()
 
     def read(self, table: str, version: int | None = None) -> TableRead:
-        full = f"{CATALOG}.{NAMESPACE}.{table}"
-        if version is None:
-            version = self.current_version(table)
-        if version == 0:
-            return TableRead(0, ())
-        snapshot_id = next(
-            (s.snapshot_id for s in self._metadata(table).snapshots if s.sequence_number == version), None
-        )
-        if snapshot_id is None and (seen := self.catalog.seen(table, version)) is not None:
-            return TableRead(version, seen)  # a catalog that serves only its current snapshot (Nessie)
-        if snapshot_id is None:
-            raise ValueError(f"{table} has no version {version}")
-        query = f"SELECT {', '.join(COLUMNS)} FROM {full} VERSION AS OF {snapshot_id}"
-        return TableRead(version, tuple(sorted(tuple(r) for r in self.spark.sql(query).collect())))
+        version = self.current_version(table) if version is None else version
+        return TableRead(0, ()) if version == 0 else self.read_versions(table, [version])[0]
 
     def _read_at(self, table: str, snapshot_id: int) -> tuple[Row, ...]:
         query = f"SELECT {', '.join(COLUMNS)} FROM {CATALOG}.{NAMESPACE}.{table} VERSION AS OF {snapshot_id}"
