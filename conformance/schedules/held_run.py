@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import allure
 
-from conformance.contract.iceberg import HeldCommit, Operation, TableRead
+from conformance.contract.iceberg import DeleteFileAudit, HeldCommit, Operation, TableRead
 from conformance.history import Anomaly, History, OpRecord, ReadRecord, ScheduleStep
 from conformance.schedules.enumerate import HeldSchedule
 
@@ -58,7 +58,7 @@ def run_held(engine: HeldEngine, table: str, setup: Setup, schedule: HeldSchedul
             continue
         result = held[i].release()
         version = result.version if result.committed else None
-        records[i] = OpRecord(f"T{i}", op.kind, op.id, op.values, held[i].start_version, version, writer)
+        records[i] = OpRecord(f"T{i}", op.kind, op.id, op.values, held[i].start_version, version, writer, op.where)
         outcome = f"COMMITTED v{version}" if result.committed else f"ABORTED ({result.reason or 'conflict'})"
         steps.append(ScheduleStep(f"{text}: {outcome}", f"T{i}"))
     if isinstance(engine, ReadsVersions):
@@ -67,7 +67,8 @@ def run_held(engine: HeldEngine, table: str, setup: Setup, schedule: HeldSchedul
     else:
         latest = engine.read(table).version
         got = [engine.read(table, v) for v in range(initial.version, latest + 1)]
-    reads = tuple(ReadRecord(r.version, r.rows) for r in got)
+    audit = engine.dangling_deletes if isinstance(engine, DeleteFileAudit) else None
+    reads = tuple(ReadRecord(r.version, r.rows, audit(table, r.version) if audit else ()) for r in got)
     steps.append(ScheduleStep(f"read v{initial.version}..v{latest}"))
     ops = tuple(records[i] for i in sorted(records))
     history = History(initial.version, initial.rows, ops, reads, tuple(steps))

@@ -13,11 +13,13 @@ from dataclasses import dataclass, replace
 from conformance.contract.iceberg import Operation, OpKind, TableSetup
 from conformance.history.events import OpRecord
 from conformance.model.iceberg.presets import CORRECTED, Preset
-from conformance.model.iceberg.rewrite import write_files
+from conformance.model.iceberg.rewrite import Hit, write_files
 from conformance.model.iceberg.snapshot import Metadata, Snapshot
 from conformance.model.iceberg.validation import validate
 from conformance.model.iceberg.world import World, collect_garbage, initial_world
 from conformance.model.iceberg.writer import Step, Writer
+
+REBASED = frozenset({OpKind.UPDATE, OpKind.DELETE})  # what the rebase_on_refresh variant re-scans
 
 
 @dataclass(frozen=True)
@@ -65,18 +67,21 @@ class IcebergModel:
         return world.store.metadata(w.base).at(w.start_version)
 
     def _read_data_files(self, world: World, w: Writer) -> World:
+        files, hits = self._scan(world, w, self._start_snapshot(world, w))
+        return world.with_writer(replace(w, step=Step.WRITE_DATA_FILES, files=files, hits=hits))
+
+    def _scan(self, world: World, w: Writer, snapshot: Snapshot) -> tuple[frozenset[str], tuple[Hit, ...]]:
+        """The data files the operation rewrites or deletes from, and the rows it matches."""
         op = w.op
         assert op is not None
-        live = list(world.store.live_rows(self._start_snapshot(world, w)))
+        live = list(world.store.live_rows(snapshot))
         if op.kind is OpKind.COMPACT:
             files = frozenset(p[0] for p, r in live if op.id is None or r[0] == op.id)
             if op.id is None:
-                files |= self._start_snapshot(world, w).data_files  # fully deleted files go too
-            hits = tuple(h for h in live if h[0][0] in files)
-        else:
-            hits = tuple(h for h in live if op.kind is not OpKind.INSERT and h[1][0] == op.id)
-            files = frozenset(p[0] for p, _ in hits)
-        return world.with_writer(replace(w, step=Step.WRITE_DATA_FILES, files=files, hits=hits))
+                files |= snapshot.data_files  # fully deleted files go too
+            return files, tuple(h for h in live if h[0][0] in files)
+        hits = tuple(h for h in live if op.kind is not OpKind.INSERT and op.matches(h[1]))
+        return frozenset(p[0] for p, _ in hits), hits
 
     def _write_data_files(self, world: World, w: Writer) -> World:
         written, objects = write_files(self.setup, w, self._start_snapshot(world, w), world.store)
@@ -87,6 +92,8 @@ class IcebergModel:
         assert w.op is not None and w.written is not None
         base = world.catalog.pointer  # refresh
         current = world.store.metadata(base)
+        if self.preset.rebase_on_refresh and w.op.kind in REBASED and current.version > max(w.start_version, w.validated_from):
+            world, w = self._rebase(world, w, current)
         if self.preset.validate_before_swap:
             conflict = self._validate(world, w, current)
             if conflict is not None:
@@ -110,27 +117,40 @@ class IcebergModel:
     def _end(self, world: World, w: Writer, version: int | None, reason: str = "") -> World:
         op = w.op
         assert op is not None
-        record = OpRecord(w.name, op.kind, op.id, op.values, w.start_version, version, w.index)
+        record = OpRecord(w.name, op.kind, op.id, op.values, w.start_version, version, w.index, op.where)
         step = Step.ABORTED if version is None else Step.COMMITTED
         done = Writer(w.index, step, op_seq=w.op_seq, reason=reason)
         records = tuple(sorted((*world.records, record), key=lambda r: r.name))
         return collect_garbage(world.with_writer(done, records=records))
+
+    def _rebase(self, world: World, w: Writer, current: Metadata) -> tuple[World, Writer]:
+        """The faulty variant's refresh: scan the latest snapshot again and rewrite the files from
+        it, validating only from there on, while still reporting the original starting snapshot."""
+        head = current.current
+        files, hits = self._scan(world, w, head)
+        moved = replace(w, files=files, hits=hits, validated_from=head.version)
+        written, objects = write_files(self.setup, moved, head, world.store, f"r{head.version}")
+        moved = replace(moved, written=written)
+        return world.with_writer(moved, store=world.store.put(*objects)), moved
 
     # ------------------------------------------------------------------ helpers
 
     def _validate(self, world: World, w: Writer, current: Metadata) -> str | None:
         assert w.op is not None and w.written is not None
         checks = self.preset.validations(w.op.kind, self.setup.mode(w.op.kind))
-        return validate(self.setup, checks, w.op, w.start_version, w.written, current, world.store)
+        since = max(w.start_version, w.validated_from)
+        return validate(self.setup, checks, w.op, since, w.written, current, world.store)
 
     def _next_snapshot(self, world: World, w: Writer, current: Metadata) -> Snapshot:
         written = w.written
         assert written is not None
         head = current.current
         data = (head.data_files - written.removed_data) | written.added_data
-        deletes = (head.delete_files - written.removed_deletes) | written.added_deletes
-        # delete files of data files that are gone change nothing; dropping them keeps states canonical
-        deletes = frozenset(d for d in deletes if world.store.deletes(d).data_files & data)
+        # A writer that removes data files drops the delete files only they were targets of (as
+        # Iceberg does for deletion vectors); the delete files it adds stay as written, so one aimed
+        # at a data file that is already gone dangles (invariants.dangling_deletes).
+        kept = frozenset(d for d in head.delete_files - written.removed_deletes if world.store.deletes(d).data_files & data)
+        deletes = kept | written.added_deletes
         return Snapshot(
             head.version + 1,
             written.operation,

@@ -13,12 +13,13 @@ Hit = tuple[Position, Row]
 
 
 def write_files(
-    setup: TableSetup, writer: Writer, start: Snapshot, store: ObjectStore
+    setup: TableSetup, writer: Writer, start: Snapshot, store: ObjectStore, attempt: str = ""
 ) -> tuple[Written, list[tuple[str, Stored]]]:
-    """What ``writer``'s operation writes, given what its scan of ``start`` found."""
+    """What ``writer``'s operation writes, given what its scan of ``start`` found; ``attempt``
+    tells a rewrite's file names from the first ones."""
     op = writer.op
     assert op is not None
-    prefix = f"w{writer.index}o{writer.op_seq}"
+    prefix = f"w{writer.index}o{writer.op_seq}{attempt}"
     if op.kind is OpKind.INSERT:
         written = Written(SnapshotOp.APPEND, added_data=frozenset({f"{prefix}-d"}))
         return written, [(f"{prefix}-d", DataFile(f"{prefix}-d", (full_row(op.values),)))]

@@ -50,6 +50,7 @@ class Writer:
     written: Written | None = None
     staged: str = ""  # the metadata file it asks the catalog to swap in
     reason: str = ""  # why its last operation aborted
+    validated_from: int = -1  # the rebase_on_refresh variant: the snapshot it last re-scanned
 
     @property
     def idle(self) -> bool:
