@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from conformance.checks.iceberg.runner import ScheduleRunner
 from conformance.checks.iceberg.scenarios import Scenario
-from conformance.contract.iceberg import IcebergEngine, NotSupported, TableSetup
+from conformance.contract.iceberg import DeleteFileAudit, IcebergEngine, NotSupported, TableSetup
 from conformance.history import Anomaly, History, check
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import not_applicable
@@ -68,6 +68,8 @@ def run_check(
 ) -> None:
     """The body of a check: NOT_APPLICABLE when the engine refuses the table configuration,
     a failure of the check's requirement when the checker finds one of the scenario's anomalies."""
+    if scenario.audits_files and not isinstance(runner.engine, DeleteFileAudit):
+        not_applicable("the engine cannot list its delete files' targets (DeleteFileAudit)")
     try:
         finding = first_finding(runner, table, setup, scenario)
     except NotSupported as e:

@@ -2,7 +2,8 @@
 
 Rows: ``jack`` and ``jill`` share a data file (so a merge-on-read DELETE of one writes a delete
 file rather than dropping the file), ``kim`` sits in a second file so that compaction has files to
-merge; ``lee`` and ``max`` are ids only inserted by the schedules.
+merge; ``lee`` and ``max`` are ids only inserted by the schedules. Every row starts red with label A, so
+a predicate on color or label (a non-key column) matches rows in both data files.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 from conformance.contract.iceberg import Isolation, Mode, Operation, OpKind, Row, TableSetup
 from conformance.history import AnomalyKind, SerialOrder
-from conformance.schedules.enumerate import HeldSchedule, held_schedules, pairs
+from conformance.schedules.enumerate import Event, HeldSchedule, held_schedules, pairs
 
 DATA_FILES: tuple[tuple[Row, ...], ...] = (
     (("jack", "red", "A"), ("jill", "red", "A")),
@@ -43,6 +44,11 @@ INSERT_MAX = Operation(OpKind.INSERT, "max", ("max", "red", "A"))
 UPDATE_LEE = Operation(OpKind.UPDATE, "lee", (None, "blue", None))
 DELETE_LEE = Operation(OpKind.DELETE, "lee")
 COMPACT_ALL = Operation(OpKind.COMPACT)
+# predicates on non-key columns (FizzBee's workload has them; every row starts red, label A)
+DELETE_RED = Operation(OpKind.DELETE, where=(1, "red"))
+UPDATE_RED_TO_BLUE = Operation(OpKind.UPDATE, values=(None, "blue", None), where=(1, "red"))
+UPDATE_LABEL_A_TO_C = Operation(OpKind.UPDATE, values=(None, None, "C"), where=(2, "A"))
+REINSERT_JACK = Operation(OpKind.INSERT, "jack", ("jack", "green", "A"))  # after a DELETE of jack
 
 ROW_KINDS = frozenset(
     {AnomalyKind.RESURRECTED_ROW, AnomalyKind.DUPLICATE_ROW, AnomalyKind.LOST_ROW, AnomalyKind.WRONG_VALUE}
@@ -61,11 +67,26 @@ class Scenario:
     kinds: frozenset[AnomalyKind]
     order: SerialOrder = SerialOrder.ANY
     configs: tuple[TableSetup, ...] = CONFIGS
+    audits_files: bool = False  # needs an engine that audits its delete files (DeleteFileAudit)
 
 
 def race(first: Operation, second: Operation) -> HeldSchedule:
     """Both begin on the same snapshot and are held; ``first`` is released first."""
     return HeldSchedule(((0, first), (1, second)), (("begin", 0), ("begin", 1), ("release", 0), ("release", 1)))
+
+
+def after_delete(write: Operation, delete: Operation, insert: Operation) -> HeldSchedule:
+    """``write`` begins and is held; meanwhile ``delete`` commits, then ``insert`` puts the row back;
+    ``write`` is released last."""
+    events: tuple[Event, ...] = (
+        ("begin", 0),
+        ("begin", 1),
+        ("release", 1),
+        ("begin", 2),
+        ("release", 2),
+        ("release", 0),
+    )
+    return HeldSchedule(((0, write), (1, delete), (2, insert)), events)
 
 
 def _one_insert(a: Operation, b: Operation) -> bool:
@@ -117,3 +138,54 @@ COMMITS_GET_OWN_VERSIONS = Scenario(
     frozenset({AnomalyKind.VERSION_REUSED}),
 )
 EVERY_TWO_OPERATION_SCHEDULE = Scenario(EVERY_PAIR, ALL_KINDS)
+
+# ---------------------------------------------------------------- FizzBee's behaviours (issue #17)
+MOR_CONFIGS = tuple(c for c in CONFIGS if Mode.MERGE_ON_READ in (c.update_mode, c.delete_mode))
+
+NON_KEY_PREDICATES = Scenario(
+    (
+        race(UPDATE_JACK_LABEL, DELETE_RED),
+        race(DELETE_RED, UPDATE_JACK_LABEL),
+        race(UPDATE_RED_TO_BLUE, UPDATE_JACK_LABEL),
+        race(UPDATE_LABEL_A_TO_C, DELETE_JILL),
+    ),
+    ROW_KINDS,
+)
+DELETE_BY_COLOR_MISSES_INSERT = Scenario(
+    (race(INSERT_LEE, DELETE_RED), race(INSERT_LEE, UPDATE_RED_TO_BLUE)),
+    frozenset({AnomalyKind.NOT_COMMIT_ORDER}),
+    SerialOrder.COMMIT,
+    SERIALIZABLE_CONFIGS,
+)
+REINSERTED_ROW = Scenario(
+    (
+        after_delete(UPDATE_JACK_COLOR, DELETE_JACK, REINSERT_JACK),
+        after_delete(UPDATE_JACK_LABEL, DELETE_JACK, REINSERT_JACK),
+        after_delete(DELETE_JACK, DELETE_JACK, REINSERT_JACK),
+    ),
+    ROW_KINDS,
+)
+# A row-level write committed after a compaction or copy-on-write rewrite removed its data file.
+DANGLING_DELETES = Scenario(
+    (
+        race(COMPACT_ALL, DELETE_JACK),
+        race(COMPACT_ALL, UPDATE_JACK_COLOR),
+        race(UPDATE_JACK_COLOR, DELETE_JILL),
+        race(DELETE_JILL, UPDATE_JACK_COLOR),
+    ),
+    frozenset({AnomalyKind.DANGLING_DELETE}),
+    configs=MOR_CONFIGS,
+    audits_files=True,
+)
+# Writes that match nothing in their starting snapshot racing an insert of what they would match,
+# and writes whose effects a concurrent write could reorder: judged in commit order, either isolation.
+READS_IN_COMMIT_ORDER = Scenario(
+    (
+        race(INSERT_LEE, DELETE_LEE),
+        race(INSERT_LEE, UPDATE_LEE),
+        race(INSERT_LEE, DELETE_RED),
+        race(UPDATE_JACK_COLOR, DELETE_RED),
+    ),
+    ROW_KINDS | {AnomalyKind.NOT_COMMIT_ORDER},
+    SerialOrder.EFFECTS,
+)
