@@ -36,6 +36,7 @@ def row(preset: Preset, setup: TableSetup, limits: Bounds, repeat: int, reduce: 
     first = [explore(model, limits, stop_at_first=True, reduce=reduce) for _ in range(repeat)]
     seconds = statistics.median(r.seconds for r in full)
     r = full[0]
+    assert r.schedules is not None  # a full exploration counts them
     found = first[0].counterexample
     to_first = f"{statistics.median(x.seconds for x in first):.2f} s ({len(found.actions)} steps)" if found else "none"
     return (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.contract.iceberg import KEEP, COLUMNS, OpKind, Row, Values, Where
+from conformance.contract.iceberg import COLUMNS, KEEP, OpKind, Row, Values, Where
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ def delta_operations(ids: Sequence[str], new_ids: Sequence[str]) -> st.SearchStr
         st.sampled_from([*ids, *new_ids]),
         st.sampled_from(["blue", "green"]),
     )
-    return st.one_of(operations(ids, new_ids), merge, st.just(Operation(OpKind.METADATA)))
+    return st.one_of(operations(ids, new_ids, extended=False), merge, st.just(Operation(OpKind.METADATA)))
 
 
 def delta_held_schedules(

@@ -8,7 +8,7 @@ to WRITE_METADATA_FILES: refresh, revalidate, rewrite the metadata, commit again
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from conformance.contract.iceberg import Operation, OpKind, TableSetup
 from conformance.history.events import OpRecord
@@ -68,7 +68,7 @@ class IcebergModel:
 
     def _read_data_files(self, world: World, w: Writer) -> World:
         files, hits = self._scan(world, w, self._start_snapshot(world, w))
-        return world.with_writer(replace(w, step=Step.WRITE_DATA_FILES, files=files, hits=hits))
+        return world.with_writer(w.but(step=Step.WRITE_DATA_FILES, files=files, hits=hits))
 
     def _scan(self, world: World, w: Writer, snapshot: Snapshot) -> tuple[frozenset[str], tuple[Hit, ...]]:
         """The data files the operation rewrites or deletes from, and the rows it matches."""
@@ -86,13 +86,14 @@ class IcebergModel:
     def _write_data_files(self, world: World, w: Writer) -> World:
         written, objects = write_files(self.setup, w, self._start_snapshot(world, w), world.store)
         store = world.store.put(*objects)
-        return world.with_writer(replace(w, step=Step.WRITE_METADATA_FILES, written=written), store=store)
+        return world.with_writer(w.but(step=Step.WRITE_METADATA_FILES, written=written), store=store)
 
     def _write_metadata_files(self, world: World, w: Writer) -> World:
         assert w.op is not None and w.written is not None
         base = world.catalog.pointer  # refresh
         current = world.store.metadata(base)
-        if self.preset.rebase_on_refresh and w.op.kind in REBASED and current.version > max(w.start_version, w.validated_from):
+        moved_on = current.version > max(w.start_version, w.validated_from)
+        if self.preset.rebase_on_refresh and w.op.kind in REBASED and moved_on:
             world, w = self._rebase(world, w, current)
         if self.preset.validate_before_swap:
             conflict = self._validate(world, w, current)
@@ -101,13 +102,13 @@ class IcebergModel:
         new = Metadata((*current.snapshots, self._next_snapshot(world, w, current)))
         staged = f"w{w.index}o{w.op_seq}-v{new.version}"
         store = world.store.put((staged, new))
-        return world.with_writer(replace(w, step=Step.COMMIT, base=base, staged=staged), store=store)
+        return world.with_writer(w.but(step=Step.COMMIT, base=base, staged=staged), store=store)
 
     def _commit(self, world: World, w: Writer) -> World:
         swapped = world.catalog.swap(w.base, w.staged, compare=self.preset.compare_and_swap)
         if swapped is None:  # another writer committed first: refresh and try again
-            return collect_garbage(world.with_writer(replace(w, step=Step.WRITE_METADATA_FILES, staged="")))
-        after = replace(world, catalog=swapped)
+            return collect_garbage(world.with_writer(w.but(step=Step.WRITE_METADATA_FILES, staged="")))
+        after = world.with_catalog(swapped)
         version = after.metadata.version
         late = None if self.preset.validate_before_swap else self._validate(world, w, world.store.metadata(w.base))
         if late is not None:
@@ -128,9 +129,9 @@ class IcebergModel:
         it, validating only from there on, while still reporting the original starting snapshot."""
         head = current.current
         files, hits = self._scan(world, w, head)
-        moved = replace(w, files=files, hits=hits, validated_from=head.version)
+        moved = w.but(files=files, hits=hits, validated_from=head.version)
         written, objects = write_files(self.setup, moved, head, world.store, f"r{head.version}")
-        moved = replace(moved, written=written)
+        moved = moved.but(written=written)
         return world.with_writer(moved, store=world.store.put(*objects)), moved
 
     # ------------------------------------------------------------------ helpers
@@ -149,7 +150,8 @@ class IcebergModel:
         # A writer that removes data files drops the delete files only they were targets of (as
         # Iceberg does for deletion vectors); the delete files it adds stay as written, so one aimed
         # at a data file that is already gone dangles (invariants.dangling_deletes).
-        kept = frozenset(d for d in head.delete_files - written.removed_deletes if world.store.deletes(d).data_files & data)
+        inherited = head.delete_files - written.removed_deletes
+        kept = frozenset(d for d in inherited if world.store.deletes(d).data_files & data)
         deletes = kept | written.added_deletes
         return Snapshot(
             head.version + 1,

@@ -14,7 +14,8 @@ def history_of(world: World, schedule: tuple[ScheduleStep, ...] = ()) -> History
     meta = world.metadata
     store = world.store
     reads = tuple(
-        ReadRecord(s.version, tuple(r for _, r in store.live_rows(s)), dangling_deletes(store, s)) for s in meta.snapshots
+        ReadRecord(s.version, tuple(r for _, r in store.live_rows(s)), dangling_deletes(store, s))
+        for s in meta.snapshots
     )
     rows = next((r.rows for r in reads if r.version == world.setup_version), ())
     return History(world.setup_version, rows, world.records, reads, schedule)
