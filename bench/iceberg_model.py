@@ -6,19 +6,29 @@ walked one by one: states are memoised), schedules covered per second, and the t
 counterexample (breadth first, so it is a shortest one). ``--full`` turns partial-order reduction
 off, so every interleaving of every step counts. Not a test: nothing here asserts a time.
 
+``--fizzbee`` instead runs the 16 configurations of the FizzBee comparison (docs/benchmarks.md):
+FizzBee's workload (non-key predicates, re-inserts, writes only when their predicate matches) and
+invariants (reads in commit order, no dangling delete files), format v2, the Spark preset (what
+FizzBee's spec models), each with 0 and 1 compaction; the verdict, states, CPU and wall seconds
+to the first counterexample, or of the full search when there is none.
+
     .venv/bin/python bench/iceberg_model.py [--repeat 3] [--compactions 0] [--full]
+    .venv/bin/python bench/iceberg_model.py --fizzbee
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import platform
+import resource
 import statistics
 import time
 
 from conformance.contract.iceberg import Isolation, Mode, TableSetup
 from conformance.model.iceberg import CORRECTED, SPARK, Bounds, IcebergModel, Preset
+from conformance.history import SerialOrder, check
 from conformance.schedules.enumerate import explore
 
 MOR, COW = Mode.MERGE_ON_READ, Mode.COPY_ON_WRITE
@@ -45,12 +55,38 @@ def row(preset: Preset, setup: TableSetup, limits: Bounds, repeat: int, reduce: 
     )
 
 
+def fizzbee_rows() -> None:
+    print("| update | delete | isolation | compactions | verdict | states | CPU (s) | wall (s) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for update, delete, isolation, k in itertools.product((MOR, COW), (MOR, COW), Isolation, (0, 1)):
+        model = IcebergModel(TableSetup(update, delete, isolation, 2), SPARK)
+        limits = Bounds(max_compactions=k, predicates=True, reinsert=True, must_match=True)
+        cpu, wall = time.process_time(), time.perf_counter()
+        r = explore(model, limits, stop_at_first=True, judge=lambda h: check(h, SerialOrder.EFFECTS))
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        found = r.counterexample
+        verdict = f"{found.anomalies[0].kind.value} ({len(found.actions)} steps)" if found else "holds"
+        print(
+            f"| {update.value} | {delete.value} | {isolation.value} | {k} | {verdict} | {r.states} | "
+            f"{cpu:.2f} | {wall:.2f} |",
+            flush=True,
+        )
+    print(f"\npeak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--compactions", type=int, default=0)
     parser.add_argument("--full", action="store_true", help="no partial-order reduction")
+    parser.add_argument("--fizzbee", action="store_true", help="the FizzBee comparison's 16 configurations")
     args = parser.parse_args()
+    if args.fizzbee:
+        print(f"machine: {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}")
+        began = time.perf_counter()
+        fizzbee_rows()
+        print(f"total {time.perf_counter() - began:.1f} s")
+        return
     limits = Bounds(max_compactions=args.compactions)
     began = time.perf_counter()
     print(f"machine: {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}")

@@ -24,6 +24,9 @@ class Bounds:
     # label = when there are several labels), and an INSERT of an id whose row is deleted
     predicates: bool = False
     reinsert: bool = False
+    # FizzBee's constraint: an UPDATE or DELETE starts only when its predicate matches a row of the
+    # current snapshot (and an UPDATE by color changes it); off, every predicate may start
+    must_match: bool = False
 
 
 @dataclass(frozen=True)
@@ -48,13 +51,16 @@ def operations(bounds: Bounds, world: World) -> list[Operation]:
             ops.append(Operation(OpKind.DELETE, i))
         if bounds.predicates:
             ops += _non_key_operations(bounds)
+    if bounds.must_match:
+        live = [r for _, r in world.store.live_rows(world.metadata.current)]
+        ops = [o for o in ops if o.kind is OpKind.INSERT or any(o.matches(r) for r in live)]
     if world.compactions < bounds.max_compactions and world.metadata.current.data_files:
         ops.append(Operation(OpKind.COMPACT))
     return ops
 
 
 def _non_key_operations(bounds: Bounds) -> list[Operation]:
-    wheres = [(1, c) for c in bounds.colors] + ([(2, lab) for lab in bounds.labels] if len(bounds.labels) > 1 else [])
+    wheres = [(1, c) for c in bounds.colors] + [(2, lab) for lab in bounds.labels]
     ops = [Operation(OpKind.DELETE, where=w) for w in wheres]
     for w in wheres:
         ops += [Operation(OpKind.UPDATE, values=(None, c, None), where=w) for c in bounds.colors if w != (1, c)]
