@@ -27,8 +27,8 @@ import statistics
 import time
 
 from conformance.contract.iceberg import Isolation, Mode, TableSetup
-from conformance.model.iceberg import CORRECTED, SPARK, Bounds, IcebergModel, Preset
 from conformance.history import SerialOrder, check
+from conformance.model.iceberg import CORRECTED, SPARK, Bounds, IcebergModel, Preset
 from conformance.schedules.enumerate import explore
 
 MOR, COW = Mode.MERGE_ON_READ, Mode.COPY_ON_WRITE
