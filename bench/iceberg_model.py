@@ -2,8 +2,9 @@
 
 For each preset and table configuration at the spec's bounds (2 writers, 3 write operations, one
 row), prints the distinct states, the complete schedules the exploration covers (counted, not
-walked one by one: states are memoised), schedules covered per second, and the time to the first
-counterexample (breadth first, so it is a shortest one). ``--full`` turns partial-order reduction
+walked one by one: states are memoised), schedules covered per second, and the time (wall and
+CPU: the CPU figure holds on a loaded machine) to the first counterexample (breadth first, so it
+is a shortest one). ``--full`` turns partial-order reduction
 off, so every interleaving of every step counts. Not a test: nothing here asserts a time.
 
 ``--fizzbee`` instead runs the 16 configurations of the FizzBee comparison (docs/benchmarks.md):
@@ -43,12 +44,17 @@ TABLES = [
 def row(preset: Preset, setup: TableSetup, limits: Bounds, repeat: int, reduce: bool) -> str:
     model = IcebergModel(setup, preset)
     full = [explore(model, limits, reduce=reduce) for _ in range(repeat)]
-    first = [explore(model, limits, stop_at_first=True, reduce=reduce) for _ in range(repeat)]
+    first, cpu = [], []
+    for _ in range(repeat):
+        began = time.process_time()
+        first.append(explore(model, limits, stop_at_first=True, reduce=reduce))
+        cpu.append(time.process_time() - began)
     seconds = statistics.median(r.seconds for r in full)
     r = full[0]
     assert r.schedules is not None  # a full exploration counts them
     found = first[0].counterexample
-    to_first = f"{statistics.median(x.seconds for x in first):.2f} s ({len(found.actions)} steps)" if found else "none"
+    wall = statistics.median(x.seconds for x in first)
+    to_first = f"{wall:.2f} s, CPU {statistics.median(cpu):.2f} s ({len(found.actions)} steps)" if found else "none"
     return (
         f"| {preset.name} | {setup.describe()} | {r.states} | {r.schedules} | {r.histories} | "
         f"{seconds:.2f} | {r.schedules / seconds:,.0f} | {to_first} |"
