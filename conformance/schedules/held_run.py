@@ -87,8 +87,10 @@ def report_steps(table: str, history: History) -> None:
 
 def schedule_notes(anomaly: Anomaly, setup: Setup, history: History) -> dict[str, object]:
     """What a reproducer needs to see the failure again: the table, the steps, every operation with
-    its start and commit version, and every version's rows."""
-    return {
+    its start and commit version (and the non-key predicate of one that has it), every version's
+    rows and the delete files that dangle in it."""
+    dangling = {str(r.version): list(r.dangling) for r in history.reads if r.dangling}
+    notes: dict[str, object] = {
         "table": setup.describe(),
         "steps": list(anomaly.schedule),
         "anomaly": anomaly.kind.value,
@@ -97,6 +99,7 @@ def schedule_notes(anomaly: Anomaly, setup: Setup, history: History) -> dict[str
                 "tx": o.name,
                 "op": o.kind.value,
                 "id": o.id,
+                **({"where": o.predicate} if o.where is not None else {}),
                 "values": list(o.values),
                 "start": o.start_version,
                 "commit": o.commit_version,
@@ -105,3 +108,6 @@ def schedule_notes(anomaly: Anomaly, setup: Setup, history: History) -> dict[str
         ],
         "versions": {str(r.version): [list(row) for row in r.rows] for r in history.reads},
     }
+    if dangling:
+        notes["dangling"] = dangling
+    return notes
