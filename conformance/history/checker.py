@@ -3,8 +3,8 @@ operations (spec "Consistency checking"), and every version must come from one c
 
 Limits: rows are judged one at a time, which is exact when every predicate names one id; with a
 predicate on a non-key column (an operation touching several rows) each row must match some
-serial order, not necessarily the same one for every row (``SerialOrder.EFFECTS`` and ``COMMIT``
-judge one order, so they stay exact); a read
+serial order, not necessarily the same one for every row (``SerialOrder.COMMIT`` judges one
+order, so it stays exact); a read
 of a version older than the set-up is not judged; a version is assumed to be immutable, so each
 version needs reading only once.
 """
@@ -18,7 +18,6 @@ from enum import StrEnum
 from conformance.contract.iceberg import OpKind
 from conformance.history import explain
 from conformance.history.anomalies import Anomaly, AnomalyKind
-from conformance.history.effects import effects_state
 from conformance.history.events import History, OpRecord, ReadRecord
 from conformance.history.serial import ROW_NEUTRAL, RowState, in_commit_order, reachable, touches
 
@@ -29,15 +28,11 @@ class SerialOrder(StrEnum):
     # Delta's WriteSerializable: commit order, except that a blind append (INSERT) may be placed
     # after writes that committed later without seeing it
     WRITE_SERIALIZABLE = "write-serializable"
-    # every committed write's effects (what it matched in its starting snapshot) in commit order,
-    # under either isolation level: FizzBee's read invariant (conformance/history/effects.py)
-    EFFECTS = "effects"
 
 
 PROMISE = {
     SerialOrder.COMMIT: "serializable isolation",
     SerialOrder.WRITE_SERIALIZABLE: "WriteSerializable",
-    SerialOrder.EFFECTS: "the read invariant in commit order",
 }
 
 
@@ -75,8 +70,6 @@ def _row_anomaly(history: History, read: ReadRecord, row_id: str, order: SerialO
         allowed = frozenset({in_commit_order(initial, ops)})
     elif order is SerialOrder.WRITE_SERIALIZABLE:
         allowed = reachable(initial, ops, writes_in_commit_order=True)
-    elif order is SerialOrder.EFFECTS:
-        allowed = frozenset({effects_state(history, row_id, v)})
     if observed in allowed:
         return None
     shown = explain.state_text(row_id, observed)

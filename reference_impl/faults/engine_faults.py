@@ -31,7 +31,7 @@ class _PresetEngine(ModelEngine):
 @fault(
     "spark-delete-validation",
     "engine",
-    ("ICE-NO-RESURRECTION", "ICE-SERIALIZABLE-READS", "ICE-NON-KEY-PREDICATES", "ICE-READS-IN-COMMIT-ORDER"),
+    ("ICE-NO-RESURRECTION", "ICE-SERIALIZABLE-READS", "ICE-NON-KEY-PREDICATES"),
     "Spark's choices: a merge-on-read DELETE skips the deleted-file and delete-file checks (resurrected row).",
 )
 class SparkDeleteValidation(_PresetEngine):
@@ -120,7 +120,6 @@ class CatalogBlindSwap(_PresetEngine):
         "ICE-NON-KEY-PREDICATES",
         "ICE-REINSERT-AFTER-DELETE",
         "ICE-NO-DANGLING-DELETES",
-        "ICE-READS-IN-COMMIT-ORDER",
     ),
     "No write validates anything: only the catalog's compare-and-swap orders the commits.",
 )
@@ -154,14 +153,3 @@ class RowDeltaSkipsDataFilesExist(_PresetEngine):
         update_mor=_ROW_DELTA_SKIPS_FILES_EXIST,
         delete_mor=_ROW_DELTA_SKIPS_FILES_EXIST,
     )
-
-
-@fault(
-    "rebase-on-refresh",
-    "engine",
-    ("ICE-READS-IN-COMMIT-ORDER",),
-    "On refresh an UPDATE or DELETE re-scans the latest snapshot and rewrites from it, yet reports its "
-    "original starting snapshot: it changes rows it never read.",
-)
-class RebaseOnRefresh(_PresetEngine):
-    PRESET = replace(CORRECTED, name="rebase-on-refresh", rebase_on_refresh=True)

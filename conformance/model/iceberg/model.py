@@ -19,8 +19,6 @@ from conformance.model.iceberg.validation import validate
 from conformance.model.iceberg.world import World, collect_garbage, initial_world
 from conformance.model.iceberg.writer import Step, Writer
 
-REBASED = frozenset({OpKind.UPDATE, OpKind.DELETE})  # what the rebase_on_refresh variant re-scans
-
 
 @dataclass(frozen=True)
 class IcebergModel:
@@ -92,9 +90,6 @@ class IcebergModel:
         assert w.op is not None and w.written is not None
         base = world.catalog.pointer  # refresh
         current = world.store.metadata(base)
-        moved_on = current.version > max(w.start_version, w.validated_from)
-        if self.preset.rebase_on_refresh and w.op.kind in REBASED and moved_on:
-            world, w = self._rebase(world, w, current)
         if self.preset.validate_before_swap:
             conflict = self._validate(world, w, current)
             if conflict is not None:
@@ -124,23 +119,12 @@ class IcebergModel:
         records = tuple(sorted((*world.records, record), key=lambda r: r.name))
         return collect_garbage(world.with_writer(done, records=records))
 
-    def _rebase(self, world: World, w: Writer, current: Metadata) -> tuple[World, Writer]:
-        """The faulty variant's refresh: scan the latest snapshot again and rewrite the files from
-        it, validating only from there on, while still reporting the original starting snapshot."""
-        head = current.current
-        files, hits = self._scan(world, w, head)
-        moved = w.but(files=files, hits=hits, validated_from=head.version)
-        written, objects = write_files(self.setup, moved, head, world.store, f"r{head.version}")
-        moved = moved.but(written=written)
-        return world.with_writer(moved, store=world.store.put(*objects)), moved
-
     # ------------------------------------------------------------------ helpers
 
     def _validate(self, world: World, w: Writer, current: Metadata) -> str | None:
         assert w.op is not None and w.written is not None
         checks = self.preset.validations(w.op.kind, self.setup.mode(w.op.kind))
-        since = max(w.start_version, w.validated_from)
-        return validate(self.setup, checks, w.op, since, w.written, current, world.store)
+        return validate(self.setup, checks, w.op, w.start_version, w.written, current, world.store)
 
     def _next_snapshot(self, world: World, w: Writer, current: Metadata) -> Snapshot:
         written = w.written

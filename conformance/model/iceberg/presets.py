@@ -19,9 +19,6 @@ class Preset:
     compaction: Validations
     validate_before_swap: bool = True  # False: swap first, validate after (a faulty variant)
     compare_and_swap: bool = True  # False: the catalog swaps blindly (a faulty variant)
-    # True: on refresh an UPDATE or DELETE re-scans the latest snapshot and rewrites its files
-    # from it, but reports its original starting snapshot (a faulty variant)
-    rebase_on_refresh: bool = False
 
     def validations(self, kind: OpKind, mode: Mode) -> Validations:
         cow = mode is Mode.COPY_ON_WRITE

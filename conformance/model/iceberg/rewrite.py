@@ -13,13 +13,12 @@ Hit = tuple[Position, Row]
 
 
 def write_files(
-    setup: TableSetup, writer: Writer, start: Snapshot, store: ObjectStore, attempt: str = ""
+    setup: TableSetup, writer: Writer, start: Snapshot, store: ObjectStore
 ) -> tuple[Written, list[tuple[str, Stored]]]:
-    """What ``writer``'s operation writes, given what its scan of ``start`` found; ``attempt``
-    tells a rewrite's file names from the first ones."""
+    """What ``writer``'s operation writes, given what its scan of ``start`` found."""
     op = writer.op
     assert op is not None
-    prefix = f"w{writer.index}o{writer.op_seq}{attempt}"
+    prefix = f"w{writer.index}o{writer.op_seq}"
     if op.kind is OpKind.INSERT:
         written = Written(SnapshotOp.APPEND, added_data=frozenset({f"{prefix}-d"}))
         return written, [(f"{prefix}-d", DataFile(f"{prefix}-d", (full_row(op.values),)))]

@@ -51,7 +51,6 @@ class Writer:
     written: Written | None = None
     staged: str = ""  # the metadata file it asks the catalog to swap in
     reason: str = ""  # why its last operation aborted
-    validated_from: int = -1  # the rebase_on_refresh variant: the snapshot it last re-scanned
     _hash: list[int] = field(default_factory=list, init=False, compare=False, repr=False)
 
     def __hash__(self) -> int:
