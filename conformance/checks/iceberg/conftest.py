@@ -10,7 +10,8 @@ import pytest
 
 from conformance.checks.iceberg.plan import PRESETS, ModelPlan, Planned
 from conformance.checks.iceberg.runner import ScheduleRunner
-from conformance.contract.iceberg import IcebergEngine
+from conformance.checks.iceberg.scenarios import in_budget
+from conformance.contract.iceberg import DeleteFileAudit, IcebergEngine
 from conformance.contract.target import declared_iceberg_budget
 from conformance.run_context import RunContext
 
@@ -29,12 +30,15 @@ def engine(lakecert: RunContext) -> Iterator[IcebergEngine]:
 def runner(engine: IcebergEngine, lakecert: RunContext, request: pytest.FixtureRequest) -> Iterator[ScheduleRunner]:
     """Runs the checks' held schedules on the engine: planned by the model when there is a plan."""
     planned = request.config.stash.get(PLAN_KEY, None)
+    core = iceberg_budget(lakecert)["matrix"] == "core"
     if planned is None:
-        built = ScheduleRunner(engine)
+        built = ScheduleRunner(engine, core=core)
     else:
         plan, checks = planned
-        built = ScheduleRunner(engine, plan, int(getattr(lakecert.target, "parallel_schedules", 1)))
-        built.prefetch(plan.work(checks))
+        built = ScheduleRunner(engine, plan, int(getattr(lakecert.target, "parallel_schedules", 1)), core)
+        # a check that needs a delete-file audit the engine lacks is NOT_APPLICABLE: nothing to run ahead
+        audits = isinstance(engine, DeleteFileAudit)
+        built.prefetch(plan.work(c for c in checks if audits or not c.scenario.audits_files))
     yield built
     built.close()
 
@@ -58,12 +62,13 @@ def model_plan(ctx: RunContext) -> ModelPlan | None:
     return ModelPlan(PRESETS[preset])
 
 
-def planned_of(item: pytest.Item) -> Planned | None:
-    """The check's configuration and scenario (its ``scenario`` mark), when it has both."""
+def planned_of(item: pytest.Item, core: bool = False) -> Planned | None:
+    """The check's configuration and scenario (its ``scenario`` mark, as the budget runs it), when
+    it has both."""
     callspec = getattr(item, "callspec", None)
     setup = callspec.params.get("setup") if callspec is not None else None
     mark = item.get_closest_marker("scenario")
-    return Planned(setup, mark.args[0]) if setup is not None and mark is not None else None
+    return Planned(setup, in_budget(mark.args[0], core)) if setup is not None and mark is not None else None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -84,23 +89,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         callspec = getattr(item, "callspec", None)
         setup = callspec.params.get("setup") if callspec is not None else None
-        core_only = budget["matrix"] == "core" and setup is not None and setup.update_mode != setup.delete_mode
+        core = budget["matrix"] == "core"
+        core_only = core and setup is not None and setup.update_mode != setup.delete_mode
+        mark = item.get_closest_marker("scenario")
+        full_only = core and mark is not None and mark.args[0].core == 0
         shallow = not budget["exhaustive"] and getattr(item, "originalname", item.name) in EXHAUSTIVE_CHECKS
-        (drop if core_only or shallow else keep).append(item)
+        (drop if core_only or full_only or shallow else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
     items[:] = keep
     plan = model_plan(ctx)
     if plan is not None:
-        config.stash[PLAN_KEY] = (plan, _order(plan, items))
+        config.stash[PLAN_KEY] = (plan, _order(plan, items, budget["matrix"] == "core"))
 
 
-def _order(plan: ModelPlan, items: list[pytest.Item]) -> list[Planned]:
+def _order(plan: ModelPlan, items: list[pytest.Item], core: bool) -> list[Planned]:
     """Put the Iceberg checks the model predicts to fail first, in their places among the run's
     checks (stable otherwise); the planned checks, in their new order."""
     places = [i for i, item in enumerate(items) if "checks/iceberg/" in item.nodeid]
     ours = [items[i] for i in places]
-    planned = {item.nodeid: planned_of(item) for item in ours}
+    planned = {item.nodeid: planned_of(item, core) for item in ours}
 
     def later(item: pytest.Item) -> bool:
         p = planned[item.nodeid]

@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from conformance.checks.iceberg.plan import ModelPlan
-from conformance.checks.iceberg.scenarios import Scenario
+from conformance.checks.iceberg.scenarios import Scenario, in_budget
 from conformance.contract.iceberg import IcebergEngine, TableSetup
 from conformance.history import History
 from conformance.schedules.enumerate import HeldSchedule
@@ -37,16 +37,20 @@ class Ran:
 
 
 class ScheduleRunner:
-    def __init__(self, engine: IcebergEngine, plan: ModelPlan | None = None, parallel: int = 1) -> None:
+    def __init__(
+        self, engine: IcebergEngine, plan: ModelPlan | None = None, parallel: int = 1, core: bool = False
+    ) -> None:
         self.engine = engine
         self.plan = plan
+        self.core = core  # the core budget: each scenario's leading ``core`` schedules only
         self._pool = ThreadPoolExecutor(max(parallel, 1), thread_name_prefix="held-schedule") if plan else None
         self._runs: dict[Hashable, Future[Ran]] = {}
         self._lock = threading.Lock()
         self.asked = 0  # schedules the checks asked for (more than ``started`` when runs were shared)
 
     def schedules(self, setup: TableSetup, scenario: Scenario) -> tuple[HeldSchedule, ...]:
-        """The scenario's schedules in the order a check should run them."""
+        """The scenario's schedules in the budget, in the order a check should run them."""
+        scenario = in_budget(scenario, self.core)
         return scenario.schedules if self.plan is None else self.plan.ordered(setup, scenario)
 
     def prefetch(self, work: Iterable[tuple[TableSetup, HeldSchedule]]) -> None:
