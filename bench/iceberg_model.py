@@ -16,6 +16,11 @@ to the first counterexample, or of the full search when there is none.
 
     .venv/bin/python bench/iceberg_model.py [--repeat 3] [--compactions 0] [--full]
     .venv/bin/python bench/iceberg_model.py --fizzbee
+    .venv/bin/python bench/iceberg_model.py --seed [--repeat 5]
+
+``--seed`` times only the issue's figure: the seed configuration's first counterexample (merge-on-read
+UPDATE and DELETE, snapshot isolation, format v2, the Spark preset, the spec's bounds), CPU and wall
+seconds, median of ``--repeat`` fresh explorations, with the load average before and after.
 """
 
 from __future__ import annotations
@@ -80,13 +85,34 @@ def fizzbee_rows() -> None:
     print(f"\npeak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
+def seed(repeat: int) -> None:
+    model = IcebergModel(TableSetup(MOR, MOR, Isolation.SNAPSHOT, 2), SPARK)
+    load = os.getloadavg()[0]
+    cpu, wall, steps, states = [], [], 0, 0
+    for _ in range(repeat):
+        began = time.process_time()
+        r = explore(model, Bounds(), stop_at_first=True)
+        cpu.append(time.process_time() - began)
+        wall.append(r.seconds)
+        assert r.counterexample is not None  # the seed configuration's resurrected row
+        steps, states = len(r.counterexample.actions), r.states
+    print(f"first counterexample: {steps} steps, {states} states reached")
+    print(f"CPU median {statistics.median(cpu):.3f} s (min {min(cpu):.3f}, max {max(cpu):.3f}) of {repeat}")
+    print(f"wall median {statistics.median(wall):.3f} s (min {min(wall):.3f}, max {max(wall):.3f})")
+    print(f"load average (1 min) {load:.1f} before, {os.getloadavg()[0]:.1f} after")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--compactions", type=int, default=0)
     parser.add_argument("--full", action="store_true", help="no partial-order reduction")
     parser.add_argument("--fizzbee", action="store_true", help="the FizzBee comparison's 16 configurations")
+    parser.add_argument("--seed", action="store_true", help="only the seed configuration's first counterexample")
     args = parser.parse_args()
+    if args.seed:
+        seed(args.repeat)
+        return
     if args.fizzbee:
         print(f"machine: {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}")
         began = time.perf_counter()
