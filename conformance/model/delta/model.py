@@ -115,20 +115,34 @@ class DeltaModel:
     def _commit_through_catalog(self, catalog: Arbiter, txn: Transaction) -> CommitResult:
         """Stage, propose, and on the catalog's conflict answer check the winners it reports."""
         base = txn.start_version
+        unchecked: list[Commit] = []  # the faulty order's winners, checked after ratification
         while True:
             target = base + 1
             name = catalog.staged_name(target)
             self.table.stage(Commit(target, txn.actions, txn.name), name)
             latest = catalog.ratify(target, name)
             if latest is None:
-                return CommitResult(True, target)
-            if self.preset.recheck_before_repropose:
-                for winner in self._winners(base + 1, latest):
+                return self._checked_late(txn, unchecked, target)
+            winners = self._winners(base + 1, latest)
+            if not self.preset.check_before_write:
+                unchecked += winners
+            elif self.preset.recheck_before_repropose:
+                for winner in winners:
                     outcome = check(self.preset, self.setup, self.table, txn, winner)
                     if isinstance(outcome, Conflict):
                         return CommitResult(False, None, str(outcome))
                     txn = outcome
             base = latest
+
+    def _checked_late(self, txn: Transaction, winners: list[Commit], version: int) -> CommitResult:
+        """The faulty order on a catalog-managed table: ratified first, then a conflict reported
+        as an abort (the ratified commit stays). No winners: an ordinary commit."""
+        for winner in winners:
+            outcome = check(self.preset, self.setup, self.table, txn, winner)
+            if isinstance(outcome, Conflict):
+                return CommitResult(False, None, str(outcome))
+            txn = outcome
+        return CommitResult(True, version)
 
     def _winners(self, first: int, last: int) -> list[Commit]:
         """The commits ratified in [first, last]: the catalog serves the unpublished ones (RFC
