@@ -33,11 +33,14 @@ class Table:
     commits: list[Commit] = field(default_factory=list)  # _delta_log/<v>.json, v = index
     catalog: Arbiter | None = None
     staged: dict[str, Commit] = field(default_factory=dict)
+    # The catalog's answer, kept until this table proposes or publishes: the table's writers are
+    # its only clients, so nothing else changes what the catalog serves for it.
+    _resolved: list[Commit] | None = field(default=None, repr=False)
 
     @property
     def latest(self) -> int:
         """The latest version: the catalog's latest ratified one when it has a catalog."""
-        return len(self.commits) - 1 if self.catalog is None else self.catalog.ratified()[0]
+        return len(self.history()) - 1
 
     @property
     def published(self) -> int:
@@ -47,15 +50,21 @@ class Table:
         """Every version's commit as a correct reader resolves it: the catalog's ratified commit
         where it serves one, else the published file."""
         if self.catalog is None:
-            return list(self.commits)
-        latest, served = self.catalog.ratified()
-        return [self.staged[served[v]] if v in served else self.commits[v] for v in range(latest + 1)]
+            return self.commits
+        if self._resolved is None:
+            latest, served = self.catalog.ratified()
+            self._resolved = [self.staged[served[v]] if v in served else self.commits[v] for v in range(latest + 1)]
+        return self._resolved
 
-    def stage(self, commit: Commit, name: str) -> None:
-        """Write a staged commit file (never overwritten: each proposal has a fresh name)."""
+    def propose(self, catalog: Arbiter, commit: Commit) -> int | None:
+        """Write a staged commit file (a fresh name, never overwritten) and propose it for its
+        version: None when the catalog ratified it, else the catalog's latest ratified version."""
+        name = catalog.staged_name(commit.version)
         if name in self.staged:
             raise KeyError(f"{name} exists")
         self.staged[name] = commit
+        self._resolved = None
+        return catalog.ratify(commit.version, name)
 
     def publish(self, version: int) -> list[int]:
         """Copy the ratified commits up to ``version`` into ``_delta_log``, in order ("Publishing
@@ -66,6 +75,7 @@ class Table:
         done = list(range(self.published + 1, min(version, len(history) - 1) + 1))
         self.commits.extend(history[v] for v in done)
         if done:
+            self._resolved = None
             self.catalog.published(done[-1])
         return done
 

@@ -63,11 +63,9 @@ class DeltaModel:
             initial = Commit(1, (*adds, CommitInfo("WRITE", is_blind_append=True)), "set-up")
             if self.table.catalog is None:
                 self.table.commits.append(initial)
+            elif self.table.propose(self.table.catalog, initial) is not None:
+                raise RuntimeError("the catalog refused the set-up commit")
             else:
-                name = self.table.catalog.staged_name(1)
-                self.table.stage(initial, name)
-                if self.table.catalog.ratify(1, name) is not None:
-                    raise RuntimeError("the catalog refused the set-up commit")
                 self.table.publish(1)
 
     def begin(self, name: str, op: Operation) -> Transaction:
@@ -118,9 +116,7 @@ class DeltaModel:
         unchecked: list[Commit] = []  # the faulty order's winners, checked after ratification
         while True:
             target = base + 1
-            name = catalog.staged_name(target)
-            self.table.stage(Commit(target, txn.actions, txn.name), name)
-            latest = catalog.ratify(target, name)
+            latest = self.table.propose(catalog, Commit(target, txn.actions, txn.name))
             if latest is None:
                 return self._checked_late(txn, unchecked, target)
             winners = self._winners(base + 1, latest)
