@@ -91,7 +91,9 @@ def _published(commit: HeldCommit) -> str:
     if not isinstance(commit, PublishesCommit):
         return "the engine publishes as it commits"
     done = commit.publish()
-    return f"published v{done[0]}..v{done[-1]}" if done else "nothing to publish"
+    if not done:
+        return "nothing to publish"
+    return f"published v{done[0]}" + (f"..v{done[-1]}" if len(done) > 1 else "")
 
 
 def report_steps(table: str, history: History) -> None:
