@@ -7,6 +7,11 @@ a schedule says. A released commit that finds the version taken reads the winnin
 engine's conflict checker and either rebases onto the next version or aborts, as it would in
 production. The checks judge only what the engine did.
 
+On a catalog-managed table (``DeltaSetup.catalog_managed``) the catalog ratifies each version; a
+held commit whose engine publishes ratified commits as a separate step offers ``publish()``
+(``schedules.held_run.PublishesCommit``), and the schedule says when it runs. An engine that does
+not write catalog-managed tables raises ``NotSupported`` from ``create_table``.
+
 Delta tables here are unpartitioned, with the three string columns of the Iceberg checks.
 """
 
