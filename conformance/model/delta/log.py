@@ -74,8 +74,7 @@ class Table:
         history = self.history()
         done = list(range(self.published + 1, min(version, len(history) - 1) + 1))
         self.commits.extend(history[v] for v in done)
-        if done:
-            self._resolved = None
+        if done:  # the history is the same: only where its commits are served from changed
             self.catalog.published(done[-1])
         return done
 
