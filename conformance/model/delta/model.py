@@ -117,28 +117,29 @@ class DeltaModel:
         while True:
             target = base + 1
             latest = self.table.propose(catalog, Commit(target, txn.actions, txn.name))
-            if latest is None:
-                return self._checked_late(txn, unchecked, target)
+            if latest is None:  # ratified; the faulty order only now finds its conflict
+                late = self._rebased(txn, unchecked)
+                if isinstance(late, Conflict):
+                    return CommitResult(False, None, str(late))
+                return CommitResult(True, target)
             winners = self._winners(base + 1, latest)
             if not self.preset.check_before_write:
                 unchecked += winners
             elif self.preset.recheck_before_repropose:
-                for winner in winners:
-                    outcome = check(self.preset, self.setup, self.table, txn, winner)
-                    if isinstance(outcome, Conflict):
-                        return CommitResult(False, None, str(outcome))
-                    txn = outcome
+                outcome = self._rebased(txn, winners)
+                if isinstance(outcome, Conflict):
+                    return CommitResult(False, None, str(outcome))
+                txn = outcome
             base = latest
 
-    def _checked_late(self, txn: Transaction, winners: list[Commit], version: int) -> CommitResult:
-        """The faulty order on a catalog-managed table: ratified first, then a conflict reported
-        as an abort (the ratified commit stays). No winners: an ordinary commit."""
+    def _rebased(self, txn: Transaction, winners: list[Commit]) -> Transaction | Conflict:
+        """``txn`` checked against each winner in turn, rebased onto it, or the first conflict."""
         for winner in winners:
             outcome = check(self.preset, self.setup, self.table, txn, winner)
             if isinstance(outcome, Conflict):
-                return CommitResult(False, None, str(outcome))
+                return outcome
             txn = outcome
-        return CommitResult(True, version)
+        return txn
 
     def _winners(self, first: int, last: int) -> list[Commit]:
         """The commits ratified in [first, last]: the catalog serves the unpublished ones (RFC
