@@ -40,7 +40,9 @@ def main() -> None:
     print("| variant | first finding | configuration | schedules run | time |\n|---|---|---|---|---|")
     for name, fault in sorted(all_faults().items()):
         if name.startswith("delta-"):
-            req, config, ran, took = walk(fault.cls(None))
+            engine = fault.cls(None)
+            assert isinstance(engine, DeltaModelEngine)
+            req, config, ran, took = walk(engine)
             print(f"| `{name}` | {req} | {config} | {ran} | {took * 1000:.1f} ms |")
 
 
