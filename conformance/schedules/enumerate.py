@@ -180,7 +180,9 @@ def _count_paths(root: World, successors: dict[World, list[World]]) -> int:
 
 # ---------------------------------------------------------------- held commits of an engine
 
-Event = tuple[Literal["begin", "release"], int]  # ("begin", i): operation i starts; ("release", i): it commits
+# ("begin", i): operation i starts; ("release", i): it commits; ("publish", i): its ratified commit
+# is published (catalog-managed Delta tables; an engine that publishes as it commits ignores it)
+Event = tuple[Literal["begin", "release", "publish"], int]
 
 
 @dataclass(frozen=True)
@@ -196,9 +198,27 @@ class HeldSchedule:
             writer, op = self.ops[i]
             if what == "begin":
                 out.append(f"W{writer} begins T{i}: {op.describe()} and is held before its commit")
+            elif what == "publish":
+                out.append(f"publish T{i}'s ratified commit (and any before it) into _delta_log")
             else:
                 out.append(f"release T{i}'s commit")
         return out
+
+    def publishes(self) -> bool:
+        return any(what == "publish" for what, _ in self.events)
+
+
+def publication_variants(schedule: HeldSchedule) -> tuple[HeldSchedule, HeldSchedule]:
+    """The two publication lags of a catalog-managed table: each commit published as soon as it is
+    ratified (before any later writer retries or begins), or every commit published only after
+    the last release (later writers must learn the winners from the catalog)."""
+    prompt: list[Event] = []
+    for what, i in schedule.events:
+        prompt.append((what, i))
+        if what == "release":
+            prompt.append(("publish", i))
+    lagging = (*schedule.events, *(("publish", i) for what, i in schedule.events if what == "release"))
+    return HeldSchedule(schedule.ops, tuple(prompt)), HeldSchedule(schedule.ops, lagging)
 
 
 def interleavings(n: int) -> Iterator[tuple[Event, ...]]:

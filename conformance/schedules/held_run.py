@@ -28,6 +28,14 @@ class HeldEngine(Protocol):
 
 
 @runtime_checkable
+class PublishesCommit(Protocol):
+    """Optional for a held commit on a catalog-managed table: publish its ratified commit (and
+    every earlier one) into ``_delta_log``; the versions it published, none when aborted."""
+
+    def publish(self) -> list[int]: ...
+
+
+@runtime_checkable
 class ReadsVersions(Protocol):
     """Optional for an engine: the latest version without reading it, and several versions read
     at once (for Spark, one query instead of one per version)."""
@@ -56,6 +64,9 @@ def run_held(engine: HeldEngine, table: str, setup: Setup, schedule: HeldSchedul
             held[i] = engine.begin(table, writer, op)
             steps.append(ScheduleStep(f"{text} (starting snapshot v{held[i].start_version})", f"T{i}"))
             continue
+        if what == "publish":
+            steps.append(ScheduleStep(f"{text}: {_published(held[i])}", f"T{i}"))
+            continue
         result = held[i].release()
         version = result.version if result.committed else None
         records[i] = OpRecord(f"T{i}", op.kind, op.id, op.values, held[i].start_version, version, writer, op.where)
@@ -75,6 +86,15 @@ def run_held(engine: HeldEngine, table: str, setup: Setup, schedule: HeldSchedul
     if report:
         report_steps(table, history)
     return history
+
+
+def _published(commit: HeldCommit) -> str:
+    if not isinstance(commit, PublishesCommit):
+        return "the engine publishes as it commits"
+    done = commit.publish()
+    if not done:
+        return "nothing to publish"
+    return f"published v{done[0]}" + (f"..v{done[-1]}" if len(done) > 1 else "")
 
 
 def report_steps(table: str, history: History) -> None:

@@ -13,7 +13,7 @@ from conformance.contract.delta_engine import DeltaEngine, DeltaSetup, NotSuppor
 from conformance.history import Anomaly, History, check
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import Violation, not_applicable
-from conformance.schedules.enumerate import HeldSchedule
+from conformance.schedules.enumerate import HeldSchedule, publication_variants
 from conformance.schedules.held_run import run_held, schedule_notes
 
 __all__ = ["Finding", "findings", "first_finding", "record", "run_check", "run_held"]
@@ -27,8 +27,18 @@ class Finding:
     history: History
 
 
+def schedules_for(setup: DeltaSetup, schedules: tuple[HeldSchedule, ...]) -> Iterator[HeldSchedule]:
+    """On a catalog-managed table each schedule runs with both publication lags, unless it says
+    itself when commits are published."""
+    for schedule in schedules:
+        if setup.catalog_managed and not schedule.publishes():
+            yield from publication_variants(schedule)
+        else:
+            yield schedule
+
+
 def findings(engine: DeltaEngine, table: str, setup: DeltaSetup, scenario: Scenario) -> Iterator[Finding]:
-    for n, schedule in enumerate(scenario.schedules):
+    for n, schedule in enumerate(schedules_for(setup, scenario.schedules)):
         history = run_held(engine, f"{table}_{n}", setup, schedule)
         for anomaly in check(history, serial_order(setup)):
             if anomaly.kind in scenario.kinds:
