@@ -37,7 +37,10 @@ DESCRIPTIONS = {
     "polars": "polars read_delta / write_delta given only a table's path; profile delta-cm-path-access",
     "pyarrow-dataset": "naive reader: every Parquet file under the path, no log; profile delta-cm-path-access",
     "iceberg-rest": "any Iceberg REST catalog; profile iceberg-catalog-commit (options: uri, token, warehouse_dir)",
-    "delta-kernel": "Delta Kernel 4.4.0 (Java) through the reference catalog served over UC's API; all client profiles",
+    "delta-kernel": (
+        "Delta Kernel 4.4.0 (Java) through the reference catalog served over UC's API; all client profiles,"
+        " and delta-row-conflicts on path-based tables (commits held by a wrapped committer)"
+    ),
     "nessie": "Project Nessie 0.99 started by lakecert (Java 21+, moto S3); profile iceberg-catalog-commit",
 }
 

@@ -23,9 +23,11 @@ def test_missing_driver_is_a_setup_error(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def kernel_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any], Path]:
-    """One `lakecert run --target delta-kernel` (one JVM) for every test of the module."""
+    """One `lakecert run --target delta-kernel` (one JVM) for every test of the module: its client
+    profiles (its engine profile, delta-row-conflicts, is tests/test_delta_kernel_engine.py's)."""
     out = tmp_path_factory.mktemp("kernel")
-    proc = lakecert("run", "--target", "delta-kernel", "--out", str(out))
+    client_profiles = "delta-cm-writer,delta-cm-reader,delta-cm-path-access"
+    proc = lakecert("run", "--target", "delta-kernel", "--profile", client_profiles, "--out", str(out))
     assert (out / "results.json").is_file(), proc.stdout + proc.stderr
     return proc.returncode, results(out), out
 

@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import allure
 
-from conformance.contract.iceberg import DeleteFileAudit, HeldCommit, Operation, TableRead
+from conformance.contract.iceberg import DeleteFileAudit, HeldCommit, NotSupported, Operation, TableRead
 from conformance.history import Anomaly, History, OpRecord, ReadRecord, ScheduleStep
 from conformance.schedules.enumerate import HeldSchedule
 
@@ -45,6 +45,18 @@ class ReadsVersions(Protocol):
     def read_versions(self, table: str, versions: Sequence[int]) -> list[TableRead]: ...
 
 
+@runtime_checkable
+class RefusesOperations(Protocol):
+    """Optional for an engine: why it cannot run ``op`` at all (None: it can), asked before the
+    table is created, so a schedule it cannot run costs nothing."""
+
+    def refuses(self, op: Operation) -> str | None: ...
+
+
+class UnsupportedSetup(NotSupported):
+    """The engine cannot create the schedule's table: no schedule on that configuration can run."""
+
+
 class Setup(Protocol):
     def describe(self) -> str: ...
 
@@ -53,15 +65,32 @@ def run_held(engine: HeldEngine, table: str, setup: Setup, schedule: HeldSchedul
     """Create ``table``, run ``schedule`` on it, then read every version since the set-up.
 
     ``report=False`` leaves the Allure steps to the caller (``report_steps``): a run in another
-    thread than the check's, or the model's prediction, which is no step of any check."""
-    initial = engine.create_table(table, setup)
+    thread than the check's, or the model's prediction, which is no step of any check.
+
+    ``NotSupported`` (from ``refuses``, ``create_table`` or ``begin``) means the engine cannot run
+    this schedule: commits already held are released first, so nothing stays parked."""
+    if isinstance(engine, RefusesOperations):
+        for _, op in schedule.ops:
+            if (reason := engine.refuses(op)) is not None:
+                raise NotSupported(reason)
+    try:
+        initial = engine.create_table(table, setup)
+    except UnsupportedSetup:
+        raise
+    except NotSupported as e:
+        raise UnsupportedSetup(str(e)) from e
     steps = [ScheduleStep(f"set-up: {setup.describe()}; v{initial.version} holds {list(initial.rows)}")]
     held: dict[int, HeldCommit] = {}
     records: dict[int, OpRecord] = {}
     for (what, i), text in zip(schedule.events, schedule.describe(), strict=True):
         writer, op = schedule.ops[i]
         if what == "begin":
-            held[i] = engine.begin(table, writer, op)
+            try:
+                held[i] = engine.begin(table, writer, op)
+            except NotSupported:
+                for j in held.keys() - records.keys():
+                    held[j].release()  # the table is dropped with the schedule; no writer stays parked
+                raise
             steps.append(ScheduleStep(f"{text} (starting snapshot v{held[i].start_version})", f"T{i}"))
             continue
         if what == "publish":

@@ -14,6 +14,10 @@ judge Kernel from an exact, ordered record, as they judge Python clients. Reads 
 Path access (``path_contract``): ``read_path``/``append_path`` load the table with
 ``TableManager.loadSnapshot(location)``, as Kernel is used for tables without a catalog.
 
+Engine (profile ``delta-row-conflicts``, ``engine.py``): path-based tables in the run's work
+directory, each commit held by a wrapper of the table's committer until the schedule releases it;
+INSERT and table property changes only (what Kernel's public write API builds).
+
 Kernel 4.4.0 has no API for log compaction files on request or for metadata cleanup:
 ``compact_log`` and ``cleanup`` raise ``NotSupported``. Local (``file://``) warehouses
 and ``s3://`` warehouses (Hadoop's S3A, path-style, at the run's store) are supported.
@@ -26,6 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlparse
 
+from conformance.adapters.delta_kernel.engine import KernelDeltaEngine
 from conformance.adapters.delta_kernel.jvm import DEFAULT_CLASSES, DEFAULT_JARS, KernelFailed, KernelProcess
 from conformance.adapters.delta_kernel.serving import UC_CATALOG, UC_SCHEMA, ServedCatalog
 from conformance.contract.delta import (
@@ -42,6 +47,8 @@ from conformance.observe.transcript import Transcript
 from reference_impl.storage.s3 import S3Settings
 
 KERNEL_VERSION = "4.4.0"
+# The engine side's driver is never asked for a catalog call (UC's client only stores its address).
+UNUSED_CATALOG_URL = "http://127.0.0.1:9"
 # The driver's classification of what Kernel raised -> the contract's error classes.
 _ERRORS: dict[str, type[Exception]] = {
     "conflict": CommitConflict,
@@ -183,14 +190,18 @@ class DeltaKernelTarget:
 
     name = "delta-kernel"
     kind: Kind = "third-party"
-    sides: frozenset[Side] = frozenset({"client"})
+    sides: frozenset[Side] = frozenset({"client", "engine"})
     # delta-cm-interop only with a catalog binding (``catalog_target``): Kernel ships no catalog.
     profiles: ClassVar[tuple[str, ...]] = (
         "delta-cm-writer",
         "delta-cm-reader",
         "delta-cm-path-access",
         "delta-cm-interop",
+        "delta-row-conflicts",
     )
+    # delta-row-conflicts: the exhaustive pairs too (what Kernel cannot build is skipped, the rest
+    # is a few schedules); the generated ones would mostly draw operations Kernel has no API for.
+    delta_exhaustive = True
 
     def __init__(self, jars: str | None = None, classes: str | None = None, java: str = "java") -> None:
         self._jars = Path(jars) if jars else DEFAULT_JARS
@@ -205,6 +216,20 @@ class DeltaKernelTarget:
     def make_catalog(self, env: TargetEnv) -> Catalog:
         raise NotImplementedError("delta-kernel is a client; it is bound to the reference catalog")
 
+    def _driver(self, url: str, token: str | None, env: TargetEnv) -> KernelProcess:
+        if self._process is None:
+            self._process = KernelProcess(
+                url, token, jars=self._jars, classes=self._classes, java=self._java, hadoop=s3a_settings(env.s3)
+            )
+        return self._process
+
+    def make_delta_engine(self, env: TargetEnv) -> KernelDeltaEngine:
+        """Profile ``delta-row-conflicts``: path-based tables under the run's work directory. The
+        driver needs no catalog for them; its UC client is given an address it never calls."""
+        root = env.workdir / "delta-kernel-engine"
+        root.mkdir(parents=True, exist_ok=True)
+        return KernelDeltaEngine(self._driver(UNUSED_CATALOG_URL, None, env), root)
+
     def make_client(self, catalog: Catalog, env: TargetEnv) -> KernelClient:
         scheme = urlparse(env.warehouse_uri).scheme
         if scheme not in ("file", "s3") or (scheme == "s3" and env.s3 is None):
@@ -215,18 +240,15 @@ class DeltaKernelTarget:
                 self._served = ServedCatalog(catalog, env.storage)
             else:
                 self._served.bind(catalog)
-        if self._process is None:
-            if endpoint is not None:
-                url, token = endpoint.url, endpoint.token
-            else:
-                assert self._served is not None
-                url, token = self._served.url, None
-            self._process = KernelProcess(
-                url, token, jars=self._jars, classes=self._classes, java=self._java, hadoop=s3a_settings(env.s3)
-            )
+        if endpoint is not None:
+            url, token = endpoint.url, endpoint.token
+        else:
+            assert self._served is not None
+            url, token = self._served.url, None
+        process = self._driver(url, token, env)
         transcript = getattr(catalog, "transcript", None)
         recorded = transcript if isinstance(transcript, Transcript) else None
-        return KernelClient(self._process, catalog, recorded, endpoint)
+        return KernelClient(process, catalog, recorded, endpoint)
 
     def close(self) -> None:
         if self._process is not None:

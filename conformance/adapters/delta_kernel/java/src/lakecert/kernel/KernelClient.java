@@ -63,6 +63,7 @@ final class KernelClient implements AutoCloseable {
   private final UCCatalogManagedClient kernelUc;
   private final TablesApi tables;
   private final Engine engine;
+  private final ConflictEngine conflicts; // profile delta-row-conflicts: path-based tables, held commits
 
   KernelClient(String baseUrl, String token, Map<String, String> hadoop, Driver.Announcer announcer) {
     Map<String, String> auth = new HashMap<>();
@@ -76,6 +77,7 @@ final class KernelClient implements AutoCloseable {
     Configuration conf = new Configuration();
     hadoop.forEach(conf::set);
     this.engine = new ObservedEngine(DefaultEngine.create(conf), announcer);
+    this.conflicts = new ConflictEngine(engine);
   }
 
   static String kernelVersion() {
@@ -120,6 +122,9 @@ final class KernelClient implements AutoCloseable {
 
   JsonNode handle(JsonNode req) throws Exception {
     String op = req.path("op").asText();
+    if (op.startsWith("engine_")) {
+      return conflicts.handle(req);
+    }
     switch (op) {
       case "create_table":
         return createTable(req);

@@ -29,6 +29,16 @@ import java.util.Optional;
  * Kernel's I/O goes through its {@link Engine}, so this is where a connector observes it.
  */
 final class ObservedEngine implements Engine {
+  /**
+   * lakecert's own tests only (a faulty variant, never a product setting): commit files written on
+   * this thread overwrite a version another writer already wrote, as a store without put-if-absent
+   * would, so the checks must catch the lost commit on the Kernel path.
+   */
+  static final ThreadLocal<Boolean> FAULT_OVERWRITE_COMMITS = ThreadLocal.withInitial(() -> false);
+
+  private static final java.util.regex.Pattern COMMIT_FILE =
+      java.util.regex.Pattern.compile(".*/_delta_log/\\d{20}\\.json$");
+
   private final Engine inner;
   private final Driver.Announcer announcer;
 
@@ -79,8 +89,9 @@ final class ObservedEngine implements Engine {
       @Override
       public void writeJsonFileAtomically(String filePath, CloseableIterator<Row> data, boolean overwrite)
           throws IOException {
-        json.writeJsonFileAtomically(filePath, data, overwrite);
-        put(filePath, !overwrite);
+        boolean replace = overwrite || (FAULT_OVERWRITE_COMMITS.get() && COMMIT_FILE.matcher(filePath).matches());
+        json.writeJsonFileAtomically(filePath, data, replace);
+        put(filePath, !replace);
       }
     };
   }

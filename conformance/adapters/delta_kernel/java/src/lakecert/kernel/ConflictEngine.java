@@ -1,0 +1,319 @@
+package lakecert.kernel;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.delta.kernel.DataWriteContext;
+import io.delta.kernel.Operation;
+import io.delta.kernel.Scan;
+import io.delta.kernel.Snapshot;
+import io.delta.kernel.SnapshotBuilder;
+import io.delta.kernel.TableManager;
+import io.delta.kernel.Transaction;
+import io.delta.kernel.TransactionCommitResult;
+import io.delta.kernel.data.ColumnVector;
+import io.delta.kernel.data.ColumnarBatch;
+import io.delta.kernel.data.FilteredColumnarBatch;
+import io.delta.kernel.data.Row;
+import io.delta.kernel.engine.Engine;
+import io.delta.kernel.expressions.Literal;
+import io.delta.kernel.internal.InternalScanFileUtils;
+import io.delta.kernel.internal.data.ScanStateRow;
+import io.delta.kernel.types.DataType;
+import io.delta.kernel.types.StringType;
+import io.delta.kernel.types.StructType;
+import io.delta.kernel.utils.CloseableIterable;
+import io.delta.kernel.utils.CloseableIterator;
+import io.delta.kernel.utils.DataFileStatus;
+import io.delta.kernel.utils.FileStatus;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Delta Kernel as the engine of profile delta-row-conflicts, on path-based (filesystem) tables.
+ *
+ * <p>{@code engine_begin} builds a Kernel transaction on the table's latest snapshot, writes its data
+ * files, and starts {@code commit} on a thread of its own; the snapshot's committer is wrapped in a
+ * {@link HeldCommitter}, so the commit parks before it writes {@code _delta_log/<v>.json}, and the
+ * request answers once it is parked. {@code engine_release} lets it go and waits for Kernel's own
+ * outcome (written at a version, possibly after its conflict checker rebased it, or refused).
+ *
+ * <p>What Kernel 4.4's public write API can build: blind appends (INSERT) and table property
+ * changes (METADATA). Removes and deletion vectors are not in it: lakecert does not ask.
+ */
+final class ConflictEngine {
+  private static final String ENGINE_INFO = "lakecert-delta-kernel-engine";
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String[] COLUMNS = {"id", "color", "label"};
+  static final StructType SCHEMA =
+      new StructType()
+          .add(COLUMNS[0], StringType.STRING, true)
+          .add(COLUMNS[1], StringType.STRING, true)
+          .add(COLUMNS[2], StringType.STRING, true);
+  // the METADATA operation's change, as the delta-spark engine makes it
+  private static final Map<String, String> PROPERTY_CHANGE = Map.of("delta.logRetentionDuration", "interval 31 days");
+  private static final long HANG_GUARD_MS = 600_000;
+
+  private final Engine engine;
+  private final Map<Integer, Held> held = new HashMap<>();
+  private final AtomicInteger handles = new AtomicInteger();
+
+  private static final class Held {
+    final HeldCommitter committer;
+    final CompletableFuture<TransactionCommitResult> outcome;
+
+    Held(HeldCommitter committer, CompletableFuture<TransactionCommitResult> outcome) {
+      this.committer = committer;
+      this.outcome = outcome;
+    }
+  }
+
+  ConflictEngine(Engine engine) {
+    this.engine = engine;
+  }
+
+  JsonNode handle(JsonNode req) throws Exception {
+    switch (req.path("op").asText()) {
+      case "engine_create":
+        return create(req);
+      case "engine_begin":
+        return begin(req);
+      case "engine_release":
+        return release(req);
+      case "engine_read":
+        return read(req);
+      default:
+        throw new IllegalArgumentException("unknown op " + req.path("op").asText());
+    }
+  }
+
+  private JsonNode create(JsonNode req) throws Exception {
+    String location = req.path("location").asText();
+    Map<String, String> properties = new HashMap<>();
+    req.path("properties").fields().forEachRemaining(e -> properties.put(e.getKey(), e.getValue().asText()));
+    Transaction create =
+        TableManager.buildCreateTableTransaction(location, SCHEMA, ENGINE_INFO)
+            .withTableProperties(properties)
+            .build(engine);
+    long version = create.commit(engine, CloseableIterable.emptyIterable()).getVersion();
+    for (JsonNode file : req.path("files")) { // one append, one data file, per group
+      Transaction txn =
+          TableManager.loadSnapshot(location).build(engine).buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE)
+              .build(engine);
+      List<Row> actions = writeRows(txn, rowsOf(file));
+      version = txn.commit(engine, CloseableIterable.inMemoryIterable(Iterators.of(actions))).getVersion();
+    }
+    return JSON.getNodeFactory().numberNode(version);
+  }
+
+  private static List<String[]> rowsOf(JsonNode rows) {
+    List<String[]> out = new ArrayList<>();
+    for (JsonNode row : rows) {
+      String[] values = new String[COLUMNS.length];
+      for (int i = 0; i < values.length; i++) {
+        values[i] = row.path(i).isNull() ? null : row.path(i).asText();
+      }
+      out.add(values);
+    }
+    return out;
+  }
+
+  private JsonNode begin(JsonNode req) throws Exception {
+    String location = req.path("location").asText();
+    JsonNode op = req.path("operation");
+    // The table's own committer, wrapped: Kernel's public seam for where a commit goes.
+    HeldCommitter committer = new HeldCommitter(TableManager.loadSnapshot(location).build(engine).getCommitter());
+    Snapshot snapshot = TableManager.loadSnapshot(location).withCommitter(committer).build(engine);
+    Transaction txn;
+    List<Row> actions;
+    switch (op.path("kind").asText()) {
+      case "INSERT":
+        txn = snapshot.buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE).build(engine);
+        actions = writeRows(txn, rowsOf(JSON.createArrayNode().add(op.path("values"))));
+        break;
+      case "METADATA":
+        txn =
+            snapshot.buildUpdateTableTransaction(ENGINE_INFO, Operation.MANUAL_UPDATE)
+                .withTablePropertiesAdded(PROPERTY_CHANGE)
+                .build(engine);
+        actions = List.of();
+        break;
+      default:
+        throw new UnsupportedOperationException("Kernel's public write API has no " + op.path("kind").asText());
+    }
+    Transaction commit = txn;
+    boolean faulty = req.path("fault_overwrite_commits").asBoolean(false);
+    CompletableFuture<TransactionCommitResult> outcome =
+        CompletableFuture.supplyAsync(
+            () -> {
+              ObservedEngine.FAULT_OVERWRITE_COMMITS.set(faulty);
+              try {
+                return commit.commit(engine, CloseableIterable.inMemoryIterable(Iterators.of(actions)));
+              } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+              }
+            },
+            r -> {
+              Thread t = new Thread(r, "lakecert-commit");
+              t.setDaemon(true);
+              t.start();
+            });
+    long deadline = System.currentTimeMillis() + HANG_GUARD_MS;
+    while (!committer.awaitParked(50) && !outcome.isDone()) {
+      if (System.currentTimeMillis() > deadline) {
+        throw new IllegalStateException("Kernel's commit neither parked nor ended");
+      }
+    }
+    int handle = handles.incrementAndGet();
+    held.put(handle, new Held(committer, outcome));
+    return JSON.createObjectNode().put("handle", handle).put("start", snapshot.getVersion());
+  }
+
+  private JsonNode release(JsonNode req) throws Exception {
+    Held h = held.remove(req.path("handle").asInt());
+    if (h == null) {
+      throw new IllegalArgumentException("no held commit " + req.path("handle"));
+    }
+    h.committer.release();
+    ObjectNode out = JSON.createObjectNode();
+    ArrayNode attempts = out.putArray("attempts");
+    try {
+      TransactionCommitResult result = h.outcome.get(HANG_GUARD_MS, TimeUnit.MILLISECONDS);
+      h.committer.attempts().forEach(attempts::add);
+      return out.put("committed", true).put("version", result.getVersion());
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause() instanceof java.util.concurrent.CompletionException ? e.getCause().getCause() : e.getCause();
+      if (!"conflict".equals(Errors.kind(cause))) {
+        throw cause instanceof Exception ? (Exception) cause : new RuntimeException(cause);
+      }
+      h.committer.attempts().forEach(attempts::add);
+      out.put("committed", false).putNull("version");
+      return out.put("reason", cause.getClass().getSimpleName());
+    }
+  }
+
+  private List<Row> writeRows(Transaction txn, List<String[]> rows) throws Exception {
+    List<Row> actions = new ArrayList<>();
+    Row state = txn.getTransactionState(engine);
+    Map<String, Literal> partition = Collections.emptyMap();
+    FilteredColumnarBatch batch = new FilteredColumnarBatch(new StringRows(rows), Optional.empty());
+    CloseableIterator<FilteredColumnarBatch> physical =
+        Transaction.transformLogicalData(engine, state, Iterators.of(List.of(batch)), partition);
+    DataWriteContext ctx = Transaction.getWriteContext(engine, state, partition);
+    CloseableIterator<DataFileStatus> files =
+        engine.getParquetHandler().writeParquetFiles(ctx.getTargetDirectory(), physical, ctx.getStatisticsColumns());
+    try (CloseableIterator<Row> adds = Transaction.generateAppendActions(engine, state, files, ctx)) {
+      while (adds.hasNext()) {
+        actions.add(adds.next());
+      }
+    }
+    return actions;
+  }
+
+  private JsonNode read(JsonNode req) throws Exception {
+    SnapshotBuilder builder = TableManager.loadSnapshot(req.path("location").asText());
+    if (req.path("version").isIntegralNumber()) {
+      builder = builder.atVersion(req.path("version").asLong());
+    }
+    Snapshot snapshot = builder.build(engine);
+    Scan scan = snapshot.getScanBuilder().build();
+    Row scanState = scan.getScanState(engine);
+    StructType physicalSchema = ScanStateRow.getPhysicalDataReadSchema(scanState);
+    ArrayNode rows = JSON.createArrayNode();
+    try (CloseableIterator<FilteredColumnarBatch> scanFiles = scan.getScanFiles(engine)) {
+      while (scanFiles.hasNext()) {
+        try (CloseableIterator<Row> fileRows = scanFiles.next().getRows()) {
+          while (fileRows.hasNext()) {
+            readFile(scanState, physicalSchema, fileRows.next(), rows);
+          }
+        }
+      }
+    }
+    ObjectNode out = JSON.createObjectNode().put("version", snapshot.getVersion());
+    out.set("rows", rows);
+    return out;
+  }
+
+  private void readFile(Row scanState, StructType physicalSchema, Row scanFile, ArrayNode out) throws Exception {
+    FileStatus file = InternalScanFileUtils.getAddFileStatus(scanFile);
+    CloseableIterator<ColumnarBatch> physical =
+        engine.getParquetHandler()
+            .readParquetFiles(Iterators.of(List.of(file)), physicalSchema, Optional.empty())
+            .map(r -> r.getData());
+    try (CloseableIterator<FilteredColumnarBatch> data =
+        Scan.transformPhysicalData(engine, scanState, scanFile, physical)) {
+      while (data.hasNext()) {
+        try (CloseableIterator<Row> rows = data.next().getRows()) {
+          while (rows.hasNext()) {
+            Row row = rows.next();
+            ArrayNode values = out.addArray();
+            for (String column : COLUMNS) {
+              int at = row.getSchema().indexOf(column);
+              if (row.isNullAt(at)) {
+                values.addNull();
+              } else {
+                values.add(row.getString(at));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /** Rows of three string columns as a Kernel columnar batch. */
+  private static final class StringRows implements ColumnarBatch {
+    private final List<String[]> rows;
+
+    StringRows(List<String[]> rows) {
+      this.rows = rows;
+    }
+
+    @Override
+    public StructType getSchema() {
+      return SCHEMA;
+    }
+
+    @Override
+    public int getSize() {
+      return rows.size();
+    }
+
+    @Override
+    public ColumnVector getColumnVector(int ordinal) {
+      return new ColumnVector() {
+        @Override
+        public DataType getDataType() {
+          return StringType.STRING;
+        }
+
+        @Override
+        public int getSize() {
+          return rows.size();
+        }
+
+        @Override
+        public void close() {}
+
+        @Override
+        public boolean isNullAt(int rowId) {
+          return rows.get(rowId)[ordinal] == null;
+        }
+
+        @Override
+        public String getString(int rowId) {
+          return rows.get(rowId)[ordinal];
+        }
+      };
+    }
+  }
+}
