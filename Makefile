@@ -38,7 +38,7 @@ DELTA_LOGSTORE_DIR := conformance/adapters/delta_spark/java
 DELTA_LOGSTORE_JAR := .cache/jars/lakecert-delta-logstore.jar
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: setup certify test lint selftest bench bench-spark bench-nessie docs clean rck-jars uc-sdk mutation
+.PHONY: setup certify test lint selftest bench bench-spark bench-nessie bench-kernel-engine docs clean rck-jars uc-sdk mutation
 
 setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(DELTA_LOGSTORE_JAR) $(UC_JAVA_PROBE) $(UC_SDK) $(NESSIE_JAR) $(WHEELS)
 
@@ -155,6 +155,11 @@ bench-spark: setup
 # Nessie: its start-up, the catalog profile on it, Spark's resurrected-row cell through it (minutes).
 bench-nessie: setup
 	$(BIN)/python bench/nessie.py
+
+# Delta Kernel as the delta-row-conflicts engine: the whole profile (one JVM, under a minute), its
+# time per schedule and first counterexample (docs/benchmarks.md, docs/compatibility.md).
+bench-kernel-engine: setup
+	$(BIN)/python bench/delta_engines.py --target delta-kernel
 
 # Mutation testing of the reference with cosmic-ray (docs/mutation.md): cached per module in .mutation/,
 # bounded by BUDGET seconds (a stopped run resumes), MODULES from tests/mutation/groups.py.

@@ -160,7 +160,7 @@ def test_profile_runs_end_to_end(tmp_path: Path) -> None:
     """`lakecert run --target delta-kernel --profile delta-row-conflicts` on two commit-file checks of
     one configuration: the abort check (UPDATE and DELETE only) is NOT_APPLICABLE, the
     version-per-commit check runs its two-append schedule and passes. (The whole profile: `make
-    kernel-engine`, docs/compatibility.md.)"""
+    bench-kernel-engine`, docs/compatibility.md.)"""
     out = tmp_path / "run"
     checks = "checks/delta_conflicts/test_commits.py::"
     proc = lakecert(
