@@ -209,6 +209,7 @@ class DeltaKernelTarget:
         self._java = java
         self._served: ServedCatalog | None = None
         self._process: KernelProcess | None = None
+        self._engine_process: KernelProcess | None = None  # delta-row-conflicts: bound to no catalog
 
     def version(self) -> str:
         return f"Delta Kernel {KERNEL_VERSION} (delta-kernel-unitycatalog, UC client 0.6.0)"
@@ -217,18 +218,19 @@ class DeltaKernelTarget:
         raise NotImplementedError("delta-kernel is a client; it is bound to the reference catalog")
 
     def _driver(self, url: str, token: str | None, env: TargetEnv) -> KernelProcess:
-        if self._process is None:
-            self._process = KernelProcess(
-                url, token, jars=self._jars, classes=self._classes, java=self._java, hadoop=s3a_settings(env.s3)
-            )
-        return self._process
+        return KernelProcess(
+            url, token, jars=self._jars, classes=self._classes, java=self._java, hadoop=s3a_settings(env.s3)
+        )
 
     def make_delta_engine(self, env: TargetEnv) -> KernelDeltaEngine:
-        """Profile ``delta-row-conflicts``: path-based tables under the run's work directory. The
-        driver needs no catalog for them; its UC client is given an address it never calls."""
+        """Profile ``delta-row-conflicts``: path-based tables under the run's work directory, in a
+        driver of its own (the client's is bound to the served catalog; this one needs none: its UC
+        client is given an address it never calls)."""
         root = env.workdir / "delta-kernel-engine"
         root.mkdir(parents=True, exist_ok=True)
-        return KernelDeltaEngine(self._driver(UNUSED_CATALOG_URL, None, env), root)
+        if self._engine_process is None:
+            self._engine_process = self._driver(UNUSED_CATALOG_URL, None, env)
+        return KernelDeltaEngine(self._engine_process, root)
 
     def make_client(self, catalog: Catalog, env: TargetEnv) -> KernelClient:
         scheme = urlparse(env.warehouse_uri).scheme
@@ -245,15 +247,18 @@ class DeltaKernelTarget:
         else:
             assert self._served is not None
             url, token = self._served.url, None
-        process = self._driver(url, token, env)
+        if self._process is None:
+            self._process = self._driver(url, token, env)
+        process = self._process
         transcript = getattr(catalog, "transcript", None)
         recorded = transcript if isinstance(transcript, Transcript) else None
         return KernelClient(process, catalog, recorded, endpoint)
 
     def close(self) -> None:
-        if self._process is not None:
-            self._process.close()
-            self._process = None
+        for process in (self._process, self._engine_process):
+            if process is not None:
+                process.close()
+        self._process = self._engine_process = None
         if self._served is not None:
             self._served.close()
             self._served = None
