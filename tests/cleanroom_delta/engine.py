@@ -21,7 +21,6 @@ from enum import StrEnum
 from conformance.contract.delta_engine import (
     CommitResult,
     DeltaSetup,
-    IsolationLevel,
     NotSupported,
     Operation,
     OpKind,
@@ -308,4 +307,3 @@ class CleanDeltaEngine:
     def own_removes(self, p: Pending, w: Commit) -> frozenset[str]:
         assert p.commit is not None
         return frozenset(p.commit.removes)
-
