@@ -1,6 +1,6 @@
 """Run every clean-room Delta variant through ``lakecert run`` in this one process.
 
-``python -m tests.cleanroom_delta.measure OUT [--seed N] [--only NAME ...]`` writes ``OUT/<name>/``
+``python -m tests.cleanroom_delta.measure OUT [--seed N] [--only NAME ...] [--directed]`` writes ``OUT/<name>/``
 (the run's output) and ``OUT/summary.json``: per variant, the exit code, the verdict and the
 requirements that FAILed or WARNed. ``--summarize OUT`` prints that as lines.
 """
@@ -24,8 +24,9 @@ PROFILE = "delta-row-conflicts"
 CORRECT = "correct"  # the correct engine, run first: the variants' verdicts mean nothing if it fails
 
 
-def run_one(name: str, out: Path, seed: str) -> dict[str, Any]:
-    where = "target:CleanDeltaTarget" if name == CORRECT else f"variants:{name}Target"
+def run_one(name: str, out: Path, seed: str, directed: bool = False) -> dict[str, Any]:
+    suffix = "DirectedTarget" if directed else "Target"
+    where = "target:CleanDeltaTarget" if name == CORRECT else f"variants:{name}{suffix}"
     target = f"tests.cleanroom_delta.{where}"
     argv = ["run", "--target", target, "--profile", PROFILE, "--seed", seed, "--out", str(out / name)]
     with contextlib.redirect_stdout(io.StringIO()):
@@ -35,19 +36,33 @@ def run_one(name: str, out: Path, seed: str) -> dict[str, Any]:
     return {"exit": code, "verdict": data["verdict"], "broken": broken}
 
 
+def classify(run: dict[str, Any], expected: str | None) -> str:
+    """caught (FAIL on the rule it breaks), caught elsewhere (FAILs of other rules only), no FAIL
+    (not certified only because a rule was NOT_RUN), missed (certified)."""
+    if expected is None:
+        return run["verdict"]
+    if run["verdict"] == "CERTIFIED":
+        return "missed"
+    if not run["broken"]:  # not certified only because a rule stayed NOT_RUN (the directed budget)
+        return "no FAIL"
+    return "caught" if run["broken"].get(expected) == "FAIL" else "caught elsewhere"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
     parser.add_argument("--seed", default="1")
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--summarize", action="store_true")
+    parser.add_argument("--directed", action="store_true", help="the variants' directed checks only")
     args = parser.parse_args(argv)
     if args.summarize:
+        expected = {v.name: v.expected for v in VARIANTS}
         for name, r in json.loads((args.out / "summary.json").read_text()).items():
-            print(f"{name:32} exit {r['exit']} {r['verdict']:14} {r['broken']}")
+            print(f"{name:34} {classify(r, expected.get(name)):16} exit {r['exit']} {sorted(r['broken'])}")
         return 0
-    names = args.only or [CORRECT, *(v.name for v in VARIANTS)]
-    summary = {name: run_one(name, args.out, args.seed) for name in names}
+    names = args.only or [*([] if args.directed else [CORRECT]), *(v.name for v in VARIANTS)]
+    summary = {name: run_one(name, args.out, args.seed, args.directed) for name in names}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
     return 0
 

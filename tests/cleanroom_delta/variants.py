@@ -237,12 +237,20 @@ VARIANTS: tuple[Variant, ...] = (
 )
 
 
-def _target(variant: Variant) -> type[CleanDeltaTarget]:
+def _target(variant: Variant, exhaustive: bool) -> type[CleanDeltaTarget]:
     doc = variant.engine.__doc__ or ""
-    attrs = {"name": f"cleanroom-delta-{variant.name}", "engine_class": variant.engine, "__doc__": doc}
+    attrs = {
+        "name": f"cleanroom-delta-{variant.name}",
+        "engine_class": variant.engine,
+        "delta_exhaustive": exhaustive,
+        "__doc__": doc,
+    }
     return type(variant.name, (CleanDeltaTarget,), attrs)
 
 
-# One target class per variant, importable as ``tests.cleanroom_delta.variants:<Name>Target``.
-TARGETS: dict[str, type[CleanDeltaTarget]] = {v.name: _target(v) for v in VARIANTS}
-globals().update({f"{name}Target": cls for name, cls in TARGETS.items()})
+# One target class per variant, importable as ``tests.cleanroom_delta.variants:<Name>Target``, and
+# ``<Name>DirectedTarget``: the same engine with the directed checks only (``delta_exhaustive =
+# False``, the budget a slow real engine declares), to see what the directed checks alone catch.
+TARGETS: dict[str, type[CleanDeltaTarget]] = {f"{v.name}Target": _target(v, True) for v in VARIANTS}
+TARGETS.update({f"{v.name}DirectedTarget": _target(v, False) for v in VARIANTS})
+globals().update(TARGETS)
