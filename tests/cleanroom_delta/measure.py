@@ -1,7 +1,7 @@
 """Run every clean-room Delta variant through ``lakecert run`` in this one process.
 
-``python -m tests.cleanroom_delta.measure OUT [--seed N] [--only NAME ...] [--directed]`` writes ``OUT/<name>/``
-(the run's output) and ``OUT/summary.json``: per variant, the exit code, the verdict and the
+``python -m tests.cleanroom_delta.measure OUT [--seed N] [--only NAME ...] [--directed | --exhaustive]``
+writes ``OUT/<name>/`` (the run's output) and ``OUT/summary.json``: per variant, the exit code, the verdict and the
 requirements that FAILed or WARNed. ``--summarize OUT`` prints that as lines.
 """
 
@@ -40,7 +40,7 @@ def classify(run: dict[str, Any], expected: str | None) -> str:
     """caught (FAIL on the rule it breaks), caught elsewhere (FAILs of other rules only), no FAIL
     (not certified only because a rule was NOT_RUN), missed (certified)."""
     if expected is None:
-        return run["verdict"]
+        return str(run["verdict"])
     if run["verdict"] == "CERTIFIED":
         return "missed"
     if not run["broken"]:  # not certified only because a rule stayed NOT_RUN (the directed budget)
@@ -54,7 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", default="1")
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--summarize", action="store_true")
-    parser.add_argument("--directed", action="store_true", help="the variants' directed checks only")
+    budget = parser.add_mutually_exclusive_group()  # default: each variant's own ``exhaustive``
+    budget.add_argument("--directed", action="store_true", help="every variant: the directed checks only")
+    budget.add_argument("--exhaustive", action="store_true", help="every variant: every schedule")
     args = parser.parse_args(argv)
     if args.summarize:
         expected = {v.name: v.expected for v in VARIANTS}
@@ -62,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:34} {classify(r, expected.get(name)):16} exit {r['exit']} {sorted(r['broken'])}")
         return 0
     names = args.only or [*([] if args.directed else [CORRECT]), *(v.name for v in VARIANTS)]
-    summary = {name: run_one(name, args.out, args.seed, args.directed) for name in names}
+    own = {v.name: not v.exhaustive for v in VARIANTS}
+    directed = {n: args.directed or (not args.exhaustive and own.get(n, False)) for n in names}
+    summary = {name: run_one(name, args.out, args.seed, directed[name]) for name in names}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
     return 0
 
