@@ -209,6 +209,15 @@ class CompactionIgnoresDeletionVectors(CleanDeltaEngine):
         return replace(pending, commit=replace(pending.commit, adds=(AddFile(t.new_file(rows)),)))
 
 
+class ReportsAttemptedVersion(CleanDeltaEngine):
+    """A rebased commit lands at the next free version but reports the version it first tried (the
+    retry loop's bookkeeping keeps the old number): two commits claim one version."""
+
+    def commit(self, p: Pending) -> CommitResult:
+        result = super().commit(p)
+        return CommitResult(True, p.start + 1) if result.committed else result
+
+
 @dataclass(frozen=True)
 class Variant:
     name: str
@@ -237,6 +246,7 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("DeletionVectorReplaced", "DELTA-ISOLATION-LEVEL", DeletionVectorReplaced, exhaustive=True),
     Variant("PhantomBlindRowWrites", "DELTA-SERIALIZABLE-COMMIT-ORDER", PhantomBlindRowWrites, exhaustive=True),
     Variant("RowLevelMergeIgnoresOverlap", "DELTA-NO-DUPLICATE-ROW", RowLevelMergeIgnoresOverlap),
+    Variant("ReportsAttemptedVersion", "DELTA-ONE-VERSION-PER-COMMIT", ReportsAttemptedVersion),
     Variant("CompactionIgnoresDeletionVectors", "DELTA-COMPACTION-PRESERVES-ROWS", CompactionIgnoresDeletionVectors),
 )
 
