@@ -140,6 +140,9 @@ class CleanDeltaEngine:
 
     # -- the contract -------------------------------------------------------------------------
     def create_table(self, name: str, setup: DeltaSetup) -> TableRead:
+        if getattr(setup, "catalog_managed", False):
+            # No catalog here: the contract asks an engine without catalog-managed tables to say so.
+            raise NotSupported("catalog-managed tables (no managing catalog in this engine)")
         if name in self.tables:
             raise ValueError(f"table {name} exists")
         table = Table(setup)
