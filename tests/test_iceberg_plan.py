@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from conformance.checks.iceberg.harness import first_finding, scenarios_by_requirement
-from conformance.checks.iceberg.plan import ModelPlan, Planned, classes
+from conformance.checks.iceberg.plan import Planned, classes, iceberg_plan
 from conformance.checks.iceberg.runner import ScheduleRunner
 from conformance.checks.iceberg.scenarios import EVERY_TWO_OPERATION_SCHEDULE, UPDATE_THEN_DELETE, config_id
 from conformance.model.iceberg import CORRECTED, SPARK
@@ -33,7 +33,7 @@ def _failing(where: ScheduleRunner | ModelEngine) -> set[tuple[str, str, int]]:
 def test_one_run_per_class_finds_what_every_run_finds() -> None:
     """Spark's preset on the model engine: planned, concurrent, one run per class, the same FAILs."""
     every = _failing(ModelEngine(SPARK))
-    plan = ModelPlan(SPARK)
+    plan = iceberg_plan(SPARK)
     runner = ScheduleRunner(ModelEngine(SPARK), plan, parallel=2)
     runner.prefetch(plan.work(Planned(setup, scenario) for _, scenario, setup in CHECKS))
     planned = _failing(runner)
@@ -43,7 +43,7 @@ def test_one_run_per_class_finds_what_every_run_finds() -> None:
 
 
 def test_the_plan_predicts_the_failing_checks_and_orders_them_first() -> None:
-    plan = ModelPlan(SPARK)
+    plan = iceberg_plan(SPARK)
     predicted = {
         (rid, config_id(setup), id(scenario))
         for rid, scenario, setup in CHECKS
@@ -53,11 +53,11 @@ def test_the_plan_predicts_the_failing_checks_and_orders_them_first() -> None:
     setup = next(s for s in UPDATE_THEN_DELETE.configs if config_id(s) == "upd-mor-del-mor-snapshot-v2")
     first = plan.ordered(setup, EVERY_TWO_OPERATION_SCHEDULE)[0]
     assert plan.breaks(setup, EVERY_TWO_OPERATION_SCHEDULE, first)
-    assert not ModelPlan(CORRECTED).predicts_failure(Planned(setup, UPDATE_THEN_DELETE))
+    assert not iceberg_plan(CORRECTED).predicts_failure(Planned(setup, UPDATE_THEN_DELETE))
 
 
 def test_classes_join_configurations_the_model_cannot_tell_apart() -> None:
-    plan = ModelPlan(SPARK)
+    plan = iceberg_plan(SPARK)
     work = plan.work(Planned(setup, UPDATE_THEN_DELETE) for setup in UPDATE_THEN_DELETE.configs)
     assert len(work) == 16
     # The resurrecting configuration is a class of its own; the others share a few histories.

@@ -1,56 +1,24 @@
-"""Runs held-commit schedules on the Delta engine under test (``schedules.held_run``, shared with
-the Iceberg harness), and judges each history with the history checker against the order the
-table's isolation level promises. It never states an expected outcome.
-"""
+"""The Delta checks' harness: the explorer's (``conformance/checks/explorer/harness.py``, shared with
+the Iceberg checks): run the held schedules (``schedules.held_run``), judge each history with the
+history checker against the order the table's isolation level promises, never an expected
+outcome. A Delta check covers one requirement its scenario names (a ``Violation`` of it)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-
-from conformance.checks.delta_conflicts.scenarios import Scenario, serial_order
-from conformance.contract.delta_engine import DeltaEngine, DeltaSetup, NotSupported
-from conformance.history import Anomaly, History, check
+from conformance.checks.delta_conflicts.scenarios import Scenario
+from conformance.checks.explorer import harness
+from conformance.checks.explorer.harness import Finding, findings, first_finding, record
+from conformance.checks.explorer.runner import ScheduleRunner
+from conformance.contract.delta_engine import DeltaSetup
 from conformance.observe.transcript import Transcript
-from conformance.report.outcomes import Violation, not_applicable
-from conformance.schedules.enumerate import HeldSchedule
-from conformance.schedules.held_run import run_held, schedule_notes
+from conformance.schedules.held_run import run_held
 
 __all__ = ["Finding", "findings", "first_finding", "record", "run_check", "run_held"]
 
 
-@dataclass(frozen=True)
-class Finding:
-    anomaly: Anomaly
-    setup: DeltaSetup
-    schedule: HeldSchedule
-    history: History
-
-
-def findings(engine: DeltaEngine, table: str, setup: DeltaSetup, scenario: Scenario) -> Iterator[Finding]:
-    for n, schedule in enumerate(scenario.schedules):
-        history = run_held(engine, f"{table}_{n}", setup, schedule)
-        for anomaly in check(history, serial_order(setup)):
-            if anomaly.kind in scenario.kinds:
-                yield Finding(anomaly, setup, schedule, history)
-
-
-def first_finding(engine: DeltaEngine, table: str, setup: DeltaSetup, scenario: Scenario) -> Finding | None:
-    return next(findings(engine, table, setup, scenario), None)
-
-
-def record(transcript: Transcript, finding: Finding) -> None:
-    """What a reproducer needs to see the failure again."""
-    transcript.notes["schedule"] = schedule_notes(finding.anomaly, finding.setup, finding.history)
-
-
-def run_check(engine: DeltaEngine, table: str, setup: DeltaSetup, scenario: Scenario, transcript: Transcript) -> None:
+def run_check(
+    runner: ScheduleRunner, table: str, setup: DeltaSetup, scenario: Scenario, transcript: Transcript
+) -> None:
     """NOT_APPLICABLE when the engine refuses the table configuration; a ``Violation`` of the
     scenario's requirement when the checker finds one of its anomalies."""
-    try:
-        finding = first_finding(engine, table, setup, scenario)
-    except NotSupported as e:
-        not_applicable(f"the engine does not write tables with {setup.describe()}: {e}")
-    if finding is not None:
-        record(transcript, finding)
-        raise Violation(scenario.requirement, finding.anomaly.report())
+    harness.run_check(runner, table, setup, scenario, transcript, scenario.requirement)

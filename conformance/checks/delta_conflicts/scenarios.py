@@ -68,6 +68,9 @@ class Scenario:
     schedules: tuple[HeldSchedule, ...]
     kinds: frozenset[AnomalyKind]
 
+    def order_for(self, setup: DeltaSetup) -> SerialOrder:
+        return serial_order(setup)
+
 
 def race(first: Operation, second: Operation) -> HeldSchedule:
     """Both begin on the same version and are held; ``first`` is released first."""

@@ -8,8 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance.checks.iceberg.plan import PRESETS, ModelPlan, Planned
-from conformance.checks.iceberg.runner import ScheduleRunner
+from conformance.checks.explorer.collection import SCENARIO_MARK, order, runner_for
+from conformance.checks.explorer.plan import ModelPlan, Planned
+from conformance.checks.explorer.runner import ScheduleRunner
+from conformance.checks.iceberg.plan import PRESETS, iceberg_plan
 from conformance.contract.iceberg import IcebergEngine
 from conformance.contract.target import declared_iceberg_budget
 from conformance.run_context import RunContext
@@ -28,13 +30,8 @@ def engine(lakecert: RunContext) -> Iterator[IcebergEngine]:
 @pytest.fixture(scope="session")
 def runner(engine: IcebergEngine, lakecert: RunContext, request: pytest.FixtureRequest) -> Iterator[ScheduleRunner]:
     """Runs the checks' held schedules on the engine: planned by the model when there is a plan."""
-    planned = request.config.stash.get(PLAN_KEY, None)
-    if planned is None:
-        built = ScheduleRunner(engine)
-    else:
-        plan, checks = planned
-        built = ScheduleRunner(engine, plan, int(getattr(lakecert.target, "parallel_schedules", 1)))
-        built.prefetch(plan.work(checks))
+    parallel = int(getattr(lakecert.target, "parallel_schedules", 1))
+    built = runner_for(engine, request.config.stash.get(PLAN_KEY, None), parallel)
     yield built
     built.close()
 
@@ -55,19 +52,11 @@ def model_plan(ctx: RunContext) -> ModelPlan | None:
     wanted = ctx.config.settings.iceberg.model_guided
     if preset is None or wanted is False:
         return None
-    return ModelPlan(PRESETS[preset])
-
-
-def planned_of(item: pytest.Item) -> Planned | None:
-    """The check's configuration and scenario (its ``scenario`` mark), when it has both."""
-    callspec = getattr(item, "callspec", None)
-    setup = callspec.params.get("setup") if callspec is not None else None
-    mark = item.get_closest_marker("scenario")
-    return Planned(setup, mark.args[0]) if setup is not None and mark is not None else None
+    return iceberg_plan(PRESETS[preset])
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "scenario(scenario): the held schedules an Iceberg check runs")
+    config.addinivalue_line("markers", SCENARIO_MARK)
 
 
 @pytest.hookimpl(trylast=True)  # after the profiles' selection: the plan starts runs only for checks that run
@@ -92,21 +81,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = keep
     plan = model_plan(ctx)
     if plan is not None:
-        config.stash[PLAN_KEY] = (plan, _order(plan, items))
+        config.stash[PLAN_KEY] = (plan, order(plan, items, "checks/iceberg/"))
 
-
-def _order(plan: ModelPlan, items: list[pytest.Item]) -> list[Planned]:
-    """Put the Iceberg checks the model predicts to fail first, in their places among the run's
-    checks (stable otherwise); the planned checks, in their new order."""
-    places = [i for i, item in enumerate(items) if "checks/iceberg/" in item.nodeid]
-    ours = [items[i] for i in places]
-    planned = {item.nodeid: planned_of(item) for item in ours}
-
-    def later(item: pytest.Item) -> bool:
-        p = planned[item.nodeid]
-        return p is None or not plan.predicts_failure(p)
-
-    ours.sort(key=later)
-    for i, item in zip(places, ours, strict=True):
-        items[i] = item
-    return [p for item in ours if (p := planned[item.nodeid]) is not None]

@@ -62,6 +62,10 @@ class Scenario:
     order: SerialOrder = SerialOrder.ANY
     configs: tuple[TableSetup, ...] = CONFIGS
 
+    def order_for(self, setup: TableSetup) -> SerialOrder:
+        """The same order on every configuration (the check names it)."""
+        return self.order
+
 
 def race(first: Operation, second: Operation) -> HeldSchedule:
     """Both begin on the same snapshot and are held; ``first`` is released first."""

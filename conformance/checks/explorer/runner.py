@@ -1,0 +1,118 @@
+"""Where the checks' held schedules run: on the engine under test, once per class, ahead.
+
+Without a model plan (a target that names no preset: the reference, the faulty variants, a second
+writer the model does not describe) every check runs each of its schedules itself, on a table of
+its own, in its own thread: as simple as it reads.
+
+With a plan (``plan.py``), the runner starts the engine runs ahead of the checks, in the planned
+order, ``parallel`` at a time on separate tables of the one engine, one run per class of
+equivalent (configuration, schedule) pairs; a check waits for the runs it needs and is judged on
+their histories. With ``parallel=1`` every call into the engine comes from the runner's one
+thread, in order (what the Delta engine contract promises its engines). The Allure steps of a run
+are written by the check that reads it (Allure follows the check's thread).
+
+An engine may refuse a configuration (``NotSupported``: delta-spark's WriteSerializable tables,
+delta-rs's deletion vectors). The model knows nothing of that, so a class could join a refused
+configuration with an accepted one. The runner therefore gives every configuration a run of its
+own first (it learns whether the engine writes it), answers later asks on a refused configuration
+with the refusal, and reruns on the asker's own configuration a class whose member was refused.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.checks.explorer.plan import Explored, ModelPlan
+from conformance.contract.iceberg import NotSupported
+from conformance.history import History
+from conformance.schedules.enumerate import HeldSchedule
+from conformance.schedules.held_run import HeldEngine, report_steps, run_held
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A schedule's history as the engine produced it, and on which configuration and table it ran
+    (another member of the class than the one asked for, when the model proved them equivalent)."""
+
+    history: History
+    setup: Any
+    table: str
+
+
+class ScheduleRunner:
+    def __init__(self, engine: HeldEngine, plan: ModelPlan | None = None, parallel: int = 1) -> None:
+        self.engine = engine
+        self.plan = plan
+        self._pool = ThreadPoolExecutor(max(parallel, 1), thread_name_prefix="held-schedule") if plan else None
+        self._runs: dict[Hashable, Future[Ran]] = {}
+        self._own: dict[Any, Future[Ran]] = {}  # per configuration, its first run, on itself
+        self._lock = threading.RLock()
+        self._tables = 0
+        self.asked = 0  # schedules the checks asked for (more than ``started`` when runs were shared)
+
+    def schedules(self, setup: Any, scenario: Explored) -> tuple[HeldSchedule, ...]:
+        """The scenario's schedules in the order a check should run them."""
+        return scenario.schedules if self.plan is None else self.plan.ordered(setup, scenario)
+
+    def prefetch(self, work: Iterable[tuple[Any, HeldSchedule]]) -> None:
+        """Start the engine runs of ``work`` in this order (one per class; the pool runs them)."""
+        for setup, schedule in work:
+            self._submit(setup, schedule)
+
+    def run(self, table: str, setup: Any, schedule: HeldSchedule) -> Ran:
+        """The engine's history of ``schedule`` on ``setup`` (on ``table``, when nothing is planned)."""
+        self.asked += 1
+        if self.plan is None:
+            return Ran(run_held(self.engine, table, setup, schedule), setup, table)
+        future = self._submit(setup, schedule)
+        refused = self._own[setup].exception()  # waits for the configuration's first run
+        if isinstance(refused, NotSupported):
+            raise refused
+        try:
+            ran = future.result()
+        except NotSupported:
+            # The class's member ran on a configuration the engine refuses; this one it accepts.
+            ran = self._start(setup, schedule).result()
+        report_steps(ran.table, ran.history)
+        return ran
+
+    def _submit(self, setup: Any, schedule: HeldSchedule) -> Future[Ran]:
+        assert self.plan is not None
+        key = self.plan.class_of(setup, schedule)
+        with self._lock:
+            first = self._own.get(setup)
+            if first is None:
+                future = self._own[setup] = self._start(setup, schedule)
+                self._runs.setdefault(key, future)
+                return future
+            if first.done() and isinstance(first.exception(), NotSupported):
+                return first
+            if key not in self._runs:
+                self._runs[key] = self._start(setup, schedule)
+            return self._runs[key]
+
+    def _start(self, setup: Any, schedule: HeldSchedule) -> Future[Ran]:
+        assert self._pool is not None
+        with self._lock:  # reentrant: ``_submit`` holds it already
+            table = f"run_{self._tables:05d}"  # the same name for the same run in every run of lakecert
+            self._tables += 1
+        return self._pool.submit(self._run_held, table, setup, schedule)
+
+    def _run_held(self, table: str, setup: Any, schedule: HeldSchedule) -> Ran:
+        return Ran(run_held(self.engine, table, setup, schedule, report=False), setup, table)
+
+    @property
+    def started(self) -> int:
+        """Engine runs started (classes, and each configuration's own first run)."""
+        return self._tables
+
+    def close(self) -> None:
+        """Drop the runs no check waits for any more (a stopped run), finish those under way:
+        each releases its own held commits, so they end in a schedule's time, where closing the
+        engine under them would leave commits parked at the catalog until their hold timeout."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
