@@ -16,8 +16,8 @@ from conformance.checks.delta_conflicts.scenarios import (
     Scenario,
     config_id,
 )
-from conformance.checks.iceberg.scenarios import ALL_KINDS, DATA_FILES
 from conformance.checks.explorer.runner import ScheduleRunner
+from conformance.checks.iceberg.scenarios import ALL_KINDS, DATA_FILES
 from conformance.contract.delta_engine import DeltaSetup, NotSupported
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import Violation

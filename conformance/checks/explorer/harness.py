@@ -46,9 +46,7 @@ def findings(where: ScheduleRunner | HeldEngine, table: str, setup: Any, scenari
                 yield Finding(anomaly, setup, schedule, ran.history, ran.setup if ran.setup != setup else None)
 
 
-def first_finding(
-    where: ScheduleRunner | HeldEngine, table: str, setup: Any, scenario: Explored
-) -> Finding | None:
+def first_finding(where: ScheduleRunner | HeldEngine, table: str, setup: Any, scenario: Explored) -> Finding | None:
     return next(findings(where, table, setup, scenario), None)
 
 

@@ -82,4 +82,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     plan = model_plan(ctx)
     if plan is not None:
         config.stash[PLAN_KEY] = (plan, order(plan, items, "checks/iceberg/"))
-

@@ -1,0 +1,125 @@
+"""The explorer's plan for a Delta engine (conformance/checks/explorer, with the Delta model's
+presets), on the Delta model engine itself: the plan must not change what the checks find, only
+the order and the number of engine runs; a configuration the engine refuses stays NOT_APPLICABLE
+even where the model joins it with one the engine writes. Model only: a few seconds in all."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from conformance.checks.delta_conflicts.plan import PRESETS, delta_plan
+from conformance.checks.delta_conflicts.scenarios import (
+    ALL_SCENARIOS,
+    COMPACTION_PAIRS,
+    CONFIGS,
+    EVERY_TWO_OPERATION_SCHEDULE,
+    config_id,
+)
+from conformance.checks.explorer.harness import first_finding
+from conformance.checks.explorer.plan import Planned, classes
+from conformance.checks.explorer.runner import ScheduleRunner
+from conformance.checks.iceberg.scenarios import COMPACT_ALL
+from conformance.contract.delta_engine import DeltaSetup, NotSupported, TableRead
+from conformance.model.delta import DELTA_RS_1_6, DELTA_SPARK, Preset
+from reference_impl.delta_conflicts.engine import DeltaModelEngine
+
+CHECKS = [(scenario, setup) for scenario, setups in ALL_SCENARIOS for setup in setups]
+
+
+class WithoutVectors(DeltaModelEngine):
+    """The model refusing tables with deletion vectors, as delta-rs 1.6 does (docs/compatibility.md)."""
+
+    def create_table(self, name: str, setup: DeltaSetup) -> TableRead:
+        if setup.deletion_vectors:
+            raise NotSupported("no deletion vectors")
+        return super().create_table(name, setup)
+
+
+Outcome = tuple[str, str, str]  # requirement, configuration, FAIL or NOT_APPLICABLE
+
+
+@functools.cache
+def _unplanned(preset: Preset) -> frozenset[Outcome]:
+    """Every schedule of every check on a table of its own (no plan)."""
+    return frozenset(_outcomes(DeltaModelEngine(preset)))
+
+
+def _outcomes(where: ScheduleRunner | DeltaModelEngine) -> set[Outcome]:
+    found: set[Outcome] = set()
+    for n, (scenario, setup) in enumerate(CHECKS):
+        try:
+            if first_finding(where, f"t{n}", setup, scenario) is not None:
+                found.add((scenario.requirement, config_id(setup), "FAIL"))
+        except NotSupported:
+            found.add((scenario.requirement, config_id(setup), "NOT_APPLICABLE"))
+    return found
+
+
+def _engine(refuse_vectors: bool) -> DeltaModelEngine:
+    return WithoutVectors(DELTA_RS_1_6) if refuse_vectors else DeltaModelEngine(DELTA_RS_1_6)
+
+
+@pytest.mark.parametrize("refuse_vectors", [False, True], ids=["all-tables", "refusing-vectors"])
+def test_one_run_per_class_finds_what_every_run_finds(refuse_vectors: bool) -> None:
+    """delta-rs's preset: planned, one run per class (each configuration's first run its own), the
+    same FAILs and NOT_APPLICABLEs as every schedule run on a table of its own."""
+    every = _outcomes(_engine(refuse_vectors)) if refuse_vectors else _unplanned(DELTA_RS_1_6)
+    plan = delta_plan(DELTA_RS_1_6)
+    runner = ScheduleRunner(_engine(refuse_vectors), plan, parallel=1)
+    work = plan.work(Planned(setup, scenario) for scenario, setup in CHECKS)
+    runner.prefetch(work)
+    planned = _outcomes(runner)
+    runner.close()
+    assert planned == every
+    fails = {(req, config) for req, config, status in every if status == "FAIL"}
+    assert ("DELTA-COMPACTION-PRESERVES-ROWS", "serializable-nodv") in fails, "the duplicating OPTIMIZEs"
+    assert ("DELTA-ISOLATION-LEVEL", "writeserializable-nodv") in fails
+    assert runner.started < len(work) / 3, (runner.started, len(work))
+
+
+def test_a_refused_configuration_is_not_judged_on_another() -> None:
+    """With vectors refused, every check on a table with vectors is NOT_APPLICABLE, although the
+    model gives many of their schedules the same history as on a table without."""
+    engine = WithoutVectors(DELTA_RS_1_6)
+    plan = delta_plan(DELTA_RS_1_6)
+    runner = ScheduleRunner(engine, plan)
+    shared = [
+        s
+        for s in EVERY_TWO_OPERATION_SCHEDULE.schedules
+        if plan.class_of(CONFIGS[0], s) == plan.class_of(CONFIGS[1], s)
+    ]
+    assert shared, "the model joins tables with and without vectors for some schedules"
+    with_vectors = next(c for c in CONFIGS if c.deletion_vectors and c.isolation is CONFIGS[0].isolation)
+    runner.prefetch([(CONFIGS[0], shared[0]), (with_vectors, shared[0])])
+    assert runner.run("a", CONFIGS[0], shared[0]).setup == CONFIGS[0]
+    with pytest.raises(NotSupported):
+        runner.run("b", with_vectors, shared[0])
+    runner.close()
+
+
+@pytest.mark.parametrize("preset", [DELTA_RS_1_6, DELTA_SPARK], ids=lambda p: p.name)
+def test_the_plan_predicts_the_failing_checks_and_orders_them_first(preset: Preset) -> None:
+    plan = delta_plan(preset)
+    predicted = {
+        (scenario.requirement, config_id(setup), "FAIL")
+        for scenario, setup in CHECKS
+        if plan.predicts_failure(Planned(setup, scenario))
+    }
+    assert predicted == _unplanned(preset)
+    first = plan.ordered(CONFIGS[0], COMPACTION_PAIRS)[0]
+    if preset is DELTA_RS_1_6:
+        # the two held OPTIMIZEs first (listed first or not): delta-rs's counterexample in one schedule
+        assert [op for _, op in first.ops] == [COMPACT_ALL, COMPACT_ALL]
+    else:
+        assert predicted == set() and first == COMPACTION_PAIRS.schedules[0]
+
+
+def test_classes_cut_the_exhaustive_budget() -> None:
+    """The engine runs of the exhaustive check, before and after the plan (docs/benchmarks.md)."""
+    for name in ("delta-rs-1.6", "delta-spark"):
+        plan = delta_plan(PRESETS[name])
+        work = plan.work(Planned(setup, EVERY_TWO_OPERATION_SCHEDULE) for setup in CONFIGS)
+        assert len(work) == 6 * 216
+        assert classes(plan, work) < len(work) / 3
