@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.checks.delta_conflicts.plan import PRESETS, delta_plan
-from conformance.checks.explorer.collection import SCENARIO_MARK, order, runner_for
+from conformance.checks.explorer.collection import SCENARIO_MARK, counts, order, runner_for
 from conformance.checks.explorer.plan import ModelPlan, Planned
 from conformance.checks.explorer.runner import ScheduleRunner
 from conformance.contract.delta_engine import DeltaEngine
@@ -39,6 +39,7 @@ def delta_runner(
     built = runner_for(delta_engine, request.config.stash.get(PLAN_KEY, None), parallel)
     yield built
     built.close()
+    lakecert.held_schedules["delta"] = counts(built)
 
 
 EXHAUSTIVE_CHECKS = ("test_every_two_operation_schedule", "test_generated_schedules")

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance.checks.explorer.collection import SCENARIO_MARK, order, runner_for
+from conformance.checks.explorer.collection import SCENARIO_MARK, counts, order, runner_for
 from conformance.checks.explorer.plan import ModelPlan, Planned
 from conformance.checks.explorer.runner import ScheduleRunner
 from conformance.checks.iceberg.plan import PRESETS, iceberg_plan
@@ -34,6 +34,7 @@ def runner(engine: IcebergEngine, lakecert: RunContext, request: pytest.FixtureR
     built = runner_for(engine, request.config.stash.get(PLAN_KEY, None), parallel)
     yield built
     built.close()
+    lakecert.held_schedules["iceberg"] = counts(built)
 
 
 EXHAUSTIVE_CHECKS = ("test_every_two_operation_schedule", "test_generated_schedules")
