@@ -21,6 +21,7 @@ import os
 import statistics
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ SCHEDULES = {
 
 
 # The configurations each engine writes, as observed (docs/compatibility.md); the others are NOT_APPLICABLE.
-WRITES = {
+WRITES: dict[str, Callable[[DeltaSetup], bool]] = {
     "delta-spark": lambda c: c.isolation is IsolationLevel.SERIALIZABLE,
     "delta-rs-1.6": lambda c: not c.deletion_vectors,
 }
@@ -59,7 +60,8 @@ def plan_figures() -> None:
     for name, writes in WRITES.items():
         plan = delta_plan(PRESETS[name])
         for budget, scenarios in budgets.items():
-            for which, keep in (("all 6", lambda c: True), ("written", writes)):
+            everything: Callable[[DeltaSetup], bool] = lambda c: True  # noqa: E731
+            for which, keep in (("all 6", everything), ("written", writes)):
                 setups: list[DeltaSetup] = [c for c in sc.CONFIGS if keep(c)]
                 work = plan.work(Planned(c, s) for s, cs in scenarios for c in cs if c in setups)
                 # the runner gives every configuration its own first run (it learns a refusal)
