@@ -1,0 +1,118 @@
+"""The observed matrix of profile ``delta-row-conflicts`` on a Delta engine: every two-operation
+schedule of the exhaustive check (``scenarios.EVERY_PAIR``) on every table configuration, each
+judged by the history checker against the table's isolation level, summarised per operation pair.
+
+A check stops at its first finding; this walks every schedule, so that docs/compatibility.md can say
+for each (configuration, operation pair) PASS, FAIL (with the anomaly) or NOT_APPLICABLE. It uses
+the explorer's runner and the engine's preset (``model_preset``): one engine run per class, each
+configuration's first run its own (a refused configuration is NOT_APPLICABLE); ``--no-plan`` runs
+every schedule. Not a test. Writes the per-schedule outcomes as JSON (``--out``) and prints the
+matrix as markdown.
+
+    nice -n 10 .venv/bin/python bench/delta_matrix.py --target delta-rs-engine [--no-plan] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from conformance.adapters.delta_rs_engine import DeltaRsEngineTarget
+from conformance.adapters.delta_spark.target import DeltaSparkTarget
+from conformance.checks.delta_conflicts.plan import PRESETS, delta_plan
+from conformance.checks.delta_conflicts.scenarios import CONFIGS, EVERY_PAIR, config_id, serial_order
+from conformance.checks.explorer.runner import ScheduleRunner
+from conformance.contract.delta_engine import DeltaSetup, NotSupported
+from conformance.contract.target import TargetEnv
+from conformance.history import check
+from conformance.schedules.enumerate import HeldSchedule
+from reference_impl.storage.local import LocalStorage
+
+TARGETS: dict[str, Any] = {"delta-rs-engine": DeltaRsEngineTarget, "delta-spark": DeltaSparkTarget}
+
+
+def pair(schedule: HeldSchedule) -> str:
+    """The operation pair of a schedule, as the menu lists it (order-free)."""
+    return " + ".join(sorted(op.describe() for _, op in schedule.ops))
+
+
+def observe(target: Any, planned: bool, workdir: Path, configs: list[DeltaSetup]) -> list[dict[str, Any]]:
+    engine = target.make_delta_engine(TargetEnv(workdir, workdir.as_uri(), LocalStorage()))
+    plan = delta_plan(PRESETS[target.model_preset]) if planned else None
+    runner = ScheduleRunner(engine, plan)
+    work: list[tuple[DeltaSetup, HeldSchedule]] = [(c, s) for c in configs for s in EVERY_PAIR]
+    if plan is not None:
+        runner.prefetch(work)
+    rows: list[dict[str, Any]] = []
+    started = time.monotonic()
+    try:
+        for n, (setup, schedule) in enumerate(work):
+            row: dict[str, Any] = {"config": config_id(setup), "pair": pair(schedule), "steps": schedule.describe()}
+            try:
+                ran = runner.run(f"m{n:04d}", setup, schedule)
+            except NotSupported as e:
+                rows.append({**row, "status": "NOT_APPLICABLE", "why": f"{type(e).__name__}: {e}"})
+                continue
+            found = check(ran.history, serial_order(setup))
+            status = "FAIL" if found else "PASS"
+            rows.append({**row, "status": status, "anomalies": sorted({a.kind.value for a in found})})
+            if status == "FAIL" and "first_fail_s" not in rows[0]:
+                rows[0]["first_fail_s"] = round(time.monotonic() - started, 1)
+    finally:
+        runner.close()
+        engine.close()
+    rows[0]["engine_runs"] = runner.started if plan else runner.asked
+    rows[0]["wall_s"] = round(time.monotonic() - started, 1)
+    return rows
+
+
+def matrix(rows: list[dict[str, Any]]) -> None:
+    cells: dict[tuple[str, str], list[dict[str, Any]]] = collections.defaultdict(list)
+    for r in rows:
+        cells[(r["pair"], r["config"])].append(r)
+    configs = [c for c in (config_id(c) for c in CONFIGS) if any(r["config"] == c for r in rows)]
+    print("| operation pair (4 interleavings each) | " + " | ".join(configs) + " |")
+    print("|---|" + "---|" * len(configs))
+    for p in sorted({r["pair"] for r in rows}):
+        out = []
+        for c in configs:
+            got = cells[(p, c)]
+            if all(r["status"] == "NOT_APPLICABLE" for r in got):
+                out.append("N/A")
+                continue
+            fails = [r for r in got if r["status"] == "FAIL"]
+            kinds = sorted({k for r in fails for k in r["anomalies"]})
+            out.append(f"**FAIL** {len(fails)}/{len(got)} ({', '.join(kinds)})" if fails else "PASS")
+        print(f"| {p} | " + " | ".join(out) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--target", default="delta-rs-engine", choices=sorted(TARGETS))
+    parser.add_argument("--no-plan", action="store_true", help="run every schedule on the engine")
+    parser.add_argument("--config", action="append", help="only this configuration id (repeatable)")
+    parser.add_argument("--out", type=Path, help="write the per-schedule outcomes here (JSON)")
+    args = parser.parse_args()
+    target = TARGETS[args.target]()
+    with tempfile.TemporaryDirectory() as tmp:
+        configs = [c for c in CONFIGS if not args.config or config_id(c) in args.config]
+        rows = observe(target, not args.no_plan, Path(tmp), configs)
+    target.close()
+    head = rows[0]
+    print(f"target: {args.target} ({target.version()}); plan: {'none' if args.no_plan else target.model_preset}")
+    print(
+        f"schedules judged: {len(rows)}; engine runs: {head['engine_runs']}; wall: {head['wall_s']} s; "
+        f"first FAIL after: {head.get('first_fail_s', 'none')} s"
+    )
+    if args.out is not None:
+        args.out.write_text(json.dumps(rows, indent=1))
+    matrix(rows)
+
+
+if __name__ == "__main__":
+    main()
