@@ -6,10 +6,14 @@ A check stops at its first finding; this walks every schedule, so that docs/comp
 for each (configuration, operation pair) PASS, FAIL (with the anomaly) or NOT_APPLICABLE. It uses
 the explorer's runner and the engine's preset (``model_preset``): one engine run per class, each
 configuration's first run its own (a refused configuration is NOT_APPLICABLE); ``--no-plan`` runs
-every schedule. Not a test. Writes the per-schedule outcomes as JSON (``--out``) and prints the
-matrix as markdown.
+every schedule. Not a test. Appends each schedule's outcome to ``--out`` (JSON lines) as it is
+judged, so a run stopped early still gives its part of the matrix (``--from FILE`` prints it), and
+prints the matrix as markdown. Schedules are walked pair by pair, every chosen configuration of a
+schedule in turn.
 
     nice -n 10 .venv/bin/python bench/delta_matrix.py --target delta-rs-engine [--no-plan] [--out FILE]
+        [--config serializable-nodv ...]
+    .venv/bin/python bench/delta_matrix.py --from FILE
 """
 
 from __future__ import annotations
@@ -41,11 +45,13 @@ def pair(schedule: HeldSchedule) -> str:
     return " + ".join(sorted(op.describe() for _, op in schedule.ops))
 
 
-def observe(target: Any, planned: bool, workdir: Path, configs: list[DeltaSetup]) -> list[dict[str, Any]]:
+def observe(
+    target: Any, planned: bool, workdir: Path, configs: list[DeltaSetup], out: Path | None
+) -> list[dict[str, Any]]:
     engine = target.make_delta_engine(TargetEnv(workdir, workdir.as_uri(), LocalStorage()))
     plan = delta_plan(PRESETS[target.model_preset]) if planned else None
     runner = ScheduleRunner(engine, plan)
-    work: list[tuple[DeltaSetup, HeldSchedule]] = [(c, s) for c in configs for s in EVERY_PAIR]
+    work: list[tuple[DeltaSetup, HeldSchedule]] = [(c, s) for s in EVERY_PAIR for c in configs]
     if plan is not None:
         runner.prefetch(work)
     rows: list[dict[str, Any]] = []
@@ -56,19 +62,31 @@ def observe(target: Any, planned: bool, workdir: Path, configs: list[DeltaSetup]
             try:
                 ran = runner.run(f"m{n:04d}", setup, schedule)
             except NotSupported as e:
-                rows.append({**row, "status": "NOT_APPLICABLE", "why": f"{type(e).__name__}: {e}"})
-                continue
-            found = check(ran.history, serial_order(setup))
-            status = "FAIL" if found else "PASS"
-            rows.append({**row, "status": status, "anomalies": sorted({a.kind.value for a in found})})
-            if status == "FAIL" and "first_fail_s" not in rows[0]:
-                rows[0]["first_fail_s"] = round(time.monotonic() - started, 1)
+                row |= {"status": "NOT_APPLICABLE", "why": f"{type(e).__name__}: {e}"}
+            else:
+                found = check(ran.history, serial_order(setup))
+                row |= {"status": "FAIL" if found else "PASS", "anomalies": sorted({a.kind.value for a in found})}
+                row |= {"ran_as": config_id(ran.setup), "history": [step.text for step in ran.history.schedule]}
+            row["at_s"] = round(time.monotonic() - started, 1)
+            row["engine_runs"] = runner.started if plan else runner.asked
+            rows.append(row)
+            if out is not None:
+                with out.open("a") as f:
+                    f.write(json.dumps(row) + "\n")
     finally:
         runner.close()
         engine.close()
-    rows[0]["engine_runs"] = runner.started if plan else runner.asked
-    rows[0]["wall_s"] = round(time.monotonic() - started, 1)
     return rows
+
+
+def summary(rows: list[dict[str, Any]]) -> str:
+    fails = [r for r in rows if r["status"] == "FAIL"]
+    first = f"{fails[0]['at_s']} s" if fails else "none"
+    last = rows[-1] if rows else {"engine_runs": 0, "at_s": 0}
+    return (
+        f"schedules judged: {len(rows)}; engine runs: {last['engine_runs']}; wall: {last['at_s']} s; "
+        f"first FAIL after: {first}"
+    )
 
 
 def matrix(rows: list[dict[str, Any]]) -> None:
@@ -95,22 +113,22 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--target", default="delta-rs-engine", choices=sorted(TARGETS))
     parser.add_argument("--no-plan", action="store_true", help="run every schedule on the engine")
+    parser.add_argument("--from", dest="source", type=Path, help="print the matrix of this (partial) --out file")
     parser.add_argument("--config", action="append", help="only this configuration id (repeatable)")
     parser.add_argument("--out", type=Path, help="write the per-schedule outcomes here (JSON)")
     args = parser.parse_args()
+    if args.source is not None:
+        done = [json.loads(line) for line in args.source.read_text().splitlines() if line.strip()]
+        print(summary(done))
+        matrix(done)
+        return
     target = TARGETS[args.target]()
     with tempfile.TemporaryDirectory() as tmp:
         configs = [c for c in CONFIGS if not args.config or config_id(c) in args.config]
-        rows = observe(target, not args.no_plan, Path(tmp), configs)
+        rows = observe(target, not args.no_plan, Path(tmp), configs, args.out)
     target.close()
-    head = rows[0]
     print(f"target: {args.target} ({target.version()}); plan: {'none' if args.no_plan else target.model_preset}")
-    print(
-        f"schedules judged: {len(rows)}; engine runs: {head['engine_runs']}; wall: {head['wall_s']} s; "
-        f"first FAIL after: {head.get('first_fail_s', 'none')} s"
-    )
-    if args.out is not None:
-        args.out.write_text(json.dumps(rows, indent=1))
+    print(summary(rows))
     matrix(rows)
 
 

@@ -6,6 +6,7 @@ even where the model joins it with one the engine writes. Model only: a few seco
 from __future__ import annotations
 
 import functools
+import threading
 
 import pytest
 
@@ -123,3 +124,30 @@ def test_classes_cut_the_exhaustive_budget() -> None:
         work = plan.work(Planned(setup, EVERY_TWO_OPERATION_SCHEDULE) for setup in CONFIGS)
         assert len(work) == 6 * 216
         assert classes(plan, work) < len(work) / 3
+
+
+class Gated(DeltaModelEngine):
+    """The model engine, its runs waiting for ``gate``: the pool is still busy when a check ends."""
+
+    def __init__(self, preset: Preset) -> None:
+        super().__init__(preset)
+        self.gate = threading.Event()
+        self.created: list[str] = []
+
+    def create_table(self, name: str, setup: DeltaSetup) -> TableRead:
+        assert self.gate.wait(600), "hang guard"
+        self.created.append(name)
+        return super().create_table(name, setup)
+
+
+def test_a_check_with_its_verdict_drops_its_waiting_runs_and_a_later_ask_restarts_one() -> None:
+    engine = Gated(DELTA_RS_1_6)
+    plan = delta_plan(DELTA_RS_1_6)
+    runner = ScheduleRunner(engine, plan)
+    runner.prefetch(plan.work([Planned(CONFIGS[0], COMPACTION_PAIRS)]))
+    runner.skip(CONFIGS[0], COMPACTION_PAIRS)  # e.g. its first schedule failed
+    engine.gate.set()
+    later = plan.ordered(CONFIGS[0], COMPACTION_PAIRS)[-1]
+    assert runner.run("t", CONFIGS[0], later).setup == CONFIGS[0]
+    runner.close()
+    assert len(engine.created) == 2, engine.created  # the configuration's first run, and the one asked again

@@ -91,9 +91,21 @@ class ScheduleRunner:
                 return future
             if first.done() and isinstance(first.exception(), NotSupported):
                 return first
-            if key not in self._runs:
+            if key not in self._runs or self._runs[key].cancelled():
                 self._runs[key] = self._start(setup, schedule)
             return self._runs[key]
+
+    def skip(self, setup: Any, scenario: Explored) -> None:
+        """A check has its verdict: its runs not started yet are dropped (a check asking for one of
+        them later starts it again), so that the runs of the checks after it come sooner."""
+        if self.plan is None:
+            return
+        with self._lock:
+            firsts = set(self._own.values())
+            for schedule in scenario.schedules:
+                future = self._runs.get(self.plan.class_of(setup, schedule))
+                if future is not None and future not in firsts:
+                    future.cancel()  # a no-op for a run under way or done
 
     def _start(self, setup: Any, schedule: HeldSchedule) -> Future[Ran]:
         assert self._pool is not None
