@@ -50,6 +50,8 @@ def model_plan(ctx: RunContext) -> ModelPlan | None:
     preset = getattr(ctx.target, "model_preset", None)
     if preset is None or ctx.config.settings.delta.model_guided is False:
         return None
+    if preset not in PRESETS:
+        raise pytest.UsageError(f"model_preset {preset!r} is none of the Delta model's presets {sorted(PRESETS)}")
     return delta_plan(PRESETS[preset])
 
 
@@ -68,6 +70,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = [i for i in items if i not in drop]
-    plan = model_plan(ctx)
-    if plan is not None and any(WHERE in i.nodeid for i in items):
+    plan = model_plan(ctx) if any(WHERE in i.nodeid for i in items) else None
+    if plan is not None:
         config.stash[PLAN_KEY] = (plan, order(plan, items, WHERE))

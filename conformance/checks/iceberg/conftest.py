@@ -53,6 +53,8 @@ def model_plan(ctx: RunContext) -> ModelPlan | None:
     wanted = ctx.config.settings.iceberg.model_guided
     if preset is None or wanted is False:
         return None
+    if preset not in PRESETS:
+        raise pytest.UsageError(f"model_preset {preset!r} is none of the Iceberg model's presets {sorted(PRESETS)}")
     return iceberg_plan(PRESETS[preset])
 
 
@@ -80,6 +82,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
     items[:] = keep
-    plan = model_plan(ctx)
+    plan = model_plan(ctx) if any("checks/iceberg/" in i.nodeid for i in items) else None
     if plan is not None:
         config.stash[PLAN_KEY] = (plan, order(plan, items, "checks/iceberg/"))
