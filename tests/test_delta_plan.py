@@ -97,7 +97,9 @@ def test_a_refused_configuration_is_not_judged_on_another() -> None:
     assert runner.run("a", CONFIGS[0], shared[0]).setup == CONFIGS[0]
     with pytest.raises(NotSupported):
         runner.run("b", with_vectors, shared[0])
+    runner.prefetch([(with_vectors, s) for s in EVERY_TWO_OPERATION_SCHEDULE.schedules])
     runner.close()
+    assert runner.ran == 2, "a configuration refused in its first run is not asked again"
 
 
 @pytest.mark.parametrize("preset", [DELTA_RS_1_6, DELTA_SPARK], ids=lambda p: p.name)

@@ -53,5 +53,5 @@ def runner_for(engine: HeldEngine, planned: tuple[ModelPlan, list[Planned]] | No
 
 def counts(runner: ScheduleRunner) -> dict[str, object]:
     """What the run's ``held_schedules`` records of a runner (bench/delta_engines.py reads it)."""
-    runs = runner.started if runner.plan is not None else runner.asked
+    runs = runner.ran if runner.plan is not None else runner.asked
     return {"plan": runner.plan.name if runner.plan else None, "asked": runner.asked, "engine_runs": runs}

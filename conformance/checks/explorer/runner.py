@@ -53,6 +53,7 @@ class ScheduleRunner:
         self._lock = threading.RLock()
         self._tables = 0
         self.asked = 0  # schedules the checks asked for (more than ``started`` when runs were shared)
+        self.ran = 0  # runs that reached the engine (started ones, less the dropped and the refused)
 
     def schedules(self, setup: Any, scenario: Explored) -> tuple[HeldSchedule, ...]:
         """The scenario's schedules in the order a check should run them."""
@@ -115,6 +116,14 @@ class ScheduleRunner:
         return self._pool.submit(self._run_held, table, setup, schedule)
 
     def _run_held(self, table: str, setup: Any, schedule: HeldSchedule) -> Ran:
+        first = self._own.get(setup)
+        if first is not None and first.done() and not first.cancelled():
+            refused = first.exception()
+            if isinstance(refused, NotSupported):
+                # The engine refused this configuration in its first run: no need to ask it again.
+                raise refused
+        with self._lock:
+            self.ran += 1
         return Ran(run_held(self.engine, table, setup, schedule, report=False), setup, table)
 
     @property
