@@ -29,9 +29,10 @@ from typing import Any
 from conformance.adapters.delta_rs_engine import DeltaRsEngineTarget
 from conformance.adapters.delta_spark.target import DeltaSparkTarget
 from conformance.checks.delta_conflicts.plan import PRESETS, delta_plan
-from conformance.checks.delta_conflicts.scenarios import CONFIGS, EVERY_PAIR, config_id, serial_order
+from conformance.checks.delta_conflicts.scenarios import CONFIGS, EVERY_PAIR, MENU, config_id, serial_order
 from conformance.checks.explorer.runner import ScheduleRunner
 from conformance.contract.delta_engine import DeltaSetup, NotSupported
+from conformance.contract.iceberg import COLUMNS, Operation, OpKind
 from conformance.contract.target import TargetEnv
 from conformance.history import check
 from conformance.schedules.enumerate import HeldSchedule
@@ -40,9 +41,18 @@ from reference_impl.storage.local import LocalStorage
 TARGETS: dict[str, Any] = {"delta-rs-engine": DeltaRsEngineTarget, "delta-spark": DeltaSparkTarget}
 
 
+def short(op: Operation) -> str:
+    """The menu's operations in a few words (the matrix's rows)."""
+    if op.kind is OpKind.UPDATE:
+        column = next(c for c, v in zip(COLUMNS, op.values, strict=True) if v is not None)
+        return f"UPDATE {op.id} {column}"
+    words = {OpKind.COMPACT: "OPTIMIZE", OpKind.METADATA: "SET TBLPROPERTIES"}
+    return words.get(op.kind) or f"{op.kind.value} {op.id}"
+
+
 def pair(schedule: HeldSchedule) -> str:
     """The operation pair of a schedule, as the menu lists it (order-free)."""
-    return " + ".join(sorted(op.describe() for _, op in schedule.ops))
+    return " + ".join(sorted(short(op) for _, op in schedule.ops))
 
 
 def racing_first(schedules: list[HeldSchedule]) -> list[HeldSchedule]:
@@ -78,7 +88,7 @@ def observe(
                 row |= {"status": "FAIL" if found else "PASS", "anomalies": sorted({a.kind.value for a in found})}
                 row |= {"ran_as": config_id(ran.setup), "history": [step.text for step in ran.history.schedule]}
             row["at_s"] = round(time.monotonic() - started, 1)
-            row["engine_runs"] = runner.started if plan else runner.asked
+            row["engine_runs"] = runner.ran if plan else runner.asked
             rows.append(row)
             if out is not None:
                 with out.open("a") as f:
@@ -130,6 +140,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.source is not None:
         done = [json.loads(line) for line in args.source.read_text().splitlines() if line.strip()]
+        words = {op.describe(): short(op) for op in MENU}  # files written with the operations' long wording
+        for r in done:
+            r["pair"] = " + ".join(sorted(words.get(w, w) for w in r["pair"].split(" + ")))
         print(summary(done))
         matrix(done)
         return
