@@ -153,3 +153,36 @@ def test_a_check_with_its_verdict_drops_its_waiting_runs_and_a_later_ask_restart
     assert runner.run("t", CONFIGS[0], later).setup == CONFIGS[0]
     runner.close()
     assert len(engine.created) == 2, engine.created  # the configuration's first run, and the one asked again
+
+
+class Metered(DeltaModelEngine):
+    """The model engine letting ``allowed`` runs create their table; later ones wait for more."""
+
+    def __init__(self, preset: Preset) -> None:
+        super().__init__(preset)
+        self.allowed = 1
+        self.more = threading.Condition()
+        self.created: list[str] = []
+
+    def create_table(self, name: str, setup: DeltaSetup) -> TableRead:
+        with self.more:
+            assert self.more.wait_for(lambda: len(self.created) < self.allowed, 600), "hang guard"
+            self.created.append(name)
+        return super().create_table(name, setup)
+
+    def allow(self, n: int) -> None:
+        with self.more:
+            self.allowed = n
+            self.more.notify_all()
+
+
+def test_a_failing_check_leaves_its_other_schedules_unrun() -> None:
+    engine = Metered(DELTA_RS_1_6)
+    plan = delta_plan(DELTA_RS_1_6)
+    runner = ScheduleRunner(engine, plan)
+    runner.prefetch(plan.work([Planned(CONFIGS[0], COMPACTION_PAIRS)]))
+    assert first_finding(runner, "t", CONFIGS[0], COMPACTION_PAIRS) is not None  # its first run: two OPTIMIZEs
+    engine.allow(len(COMPACTION_PAIRS.schedules))
+    runner.close()
+    # its first run, and at most the one the pool had already taken: none of the 16 after it
+    assert 1 <= len(engine.created) <= 2, engine.created

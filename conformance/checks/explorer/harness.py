@@ -47,7 +47,12 @@ def findings(where: ScheduleRunner | HeldEngine, table: str, setup: Any, scenari
 
 
 def first_finding(where: ScheduleRunner | HeldEngine, table: str, setup: Any, scenario: Explored) -> Finding | None:
-    return next(findings(where, table, setup, scenario), None)
+    """The first anomaly the scenario counts; its other schedules then need no run."""
+    runner = where if isinstance(where, ScheduleRunner) else ScheduleRunner(where)
+    found = next(findings(runner, table, setup, scenario), None)
+    if found is not None:
+        runner.skip(setup, scenario)
+    return found
 
 
 def record(transcript: Transcript, finding: Finding) -> None:
