@@ -58,18 +58,24 @@ def test_deletion_vector_tables_are_not_supported(engine: DeltaRsEngine) -> None
         engine.create_table("dv", next(c for c in CONFIGS if c.deletion_vectors))
 
 
+def test_catalog_managed_tables_are_not_supported(engine: DeltaRsEngine) -> None:
+    """delta-rs 1.6 refuses the catalogManaged feature (the DELTA_RS_1_6 preset says so): NOT_APPLICABLE."""
+    with pytest.raises(NotSupported):
+        engine.create_table("cm", next(c for c in CONFIGS if c.catalog_managed and not c.deletion_vectors))
+
+
 OPTIMIZE_CHECK = "checks/delta_conflicts/test_optimize.py::test_optimize_racing_row_writes[writeserializable-nodv]"
 EXHAUSTIVE_CHECK = "checks/delta_conflicts/test_schedules.py::test_every_two_operation_schedule"
 
 
 def test_profile_runs_end_to_end_and_finds_the_duplicating_optimizes(tmp_path: Path) -> None:
-    """The isolation-level checks run (tables with deletion vectors are NOT_APPLICABLE), and the
-    compaction check fails on its first schedule: two OPTIMIZEs from one version both commit and
-    every row is there twice (docs/reproducers/delta_rs_concurrent_optimize.py shows it without
-    lakecert). With the model's plan (preset delta-rs-1.6) the exhaustive check of every
-    configuration comes almost free: predicted to fail, it is judged on the run of the two
-    OPTIMIZEs (one more run for the configuration it has not met yet), its other 215 schedules
-    dropped; its tables with deletion vectors are refused like the others."""
+    """The isolation-level checks run (tables with deletion vectors, and catalog-managed tables, are
+    NOT_APPLICABLE), and the compaction check fails on its first schedule: two OPTIMIZEs from one
+    version both commit and every row is there twice (docs/reproducers/delta_rs_concurrent_optimize.py
+    shows it without lakecert). With the model's plan (preset delta-rs-1.6) the exhaustive check of
+    every configuration comes almost free: predicted to fail, it is judged on the run of the two
+    OPTIMIZEs (one more run for the configuration it has not met yet), its other schedules dropped;
+    the configurations delta-rs refuses are refused like the others."""
     out = tmp_path / "run"
     config = tmp_path / "lakecert.yaml"
     config.write_text("targets: {delta-rs-engine: {options: {exhaustive: true}}}\n")
@@ -83,8 +89,9 @@ def test_profile_runs_end_to_end_and_finds_the_duplicating_optimizes(tmp_path: P
     assert res["run_info"]["target_version"] == f"deltalake {dist_version('deltalake')}"
     status = {r["test"]: r["status"] for r in res["results"]}
     for test, st in status.items():
-        dv = "-dv" in test.split("[")[1]
-        assert st == "NOT_APPLICABLE" if dv else st in ("PASS", "FAIL"), (test, st)
+        config = test.split("[")[1].rstrip("]")
+        refused = "-dv" in config or config.endswith("-cm")
+        assert st == "NOT_APPLICABLE" if refused else st in ("PASS", "FAIL"), (test, st)
     optimize = next(r for r in res["results"] if r["test"] == OPTIMIZE_CHECK)
     assert optimize["status"] == "FAIL" and optimize["violated"] == ["DELTA-COMPACTION-PRESERVES-ROWS"]
     notes = json.loads((out / optimize["reproducer"]).read_text())["transcript"]["notes"]["schedule"]
@@ -93,7 +100,7 @@ def test_profile_runs_end_to_end_and_finds_the_duplicating_optimizes(tmp_path: P
     last = notes["versions"][str(max(int(v) for v in notes["versions"]))]
     assert sorted(r[0] for r in last) == ["jack", "jack", "jill", "jill", "kim", "kim"]
     exhaustive = {t.split("[")[1].rstrip("]"): st for t, st in status.items() if EXHAUSTIVE_CHECK in t}
-    assert {c: st for c, st in exhaustive.items() if "-dv" not in c} == {
+    assert {c: st for c, st in exhaustive.items() if "-dv" not in c and not c.endswith("-cm")} == {
         "serializable-nodv": "FAIL",
         "writeserializable-nodv": "FAIL",
     }

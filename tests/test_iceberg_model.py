@@ -70,7 +70,7 @@ def test_exhaustive_spark_finds_the_resurrected_row() -> None:
 def test_exhaustive_corrected_finds_nothing() -> None:
     result = explore(IcebergModel(SPEC_TABLE, CORRECTED), SPEC_BOUNDS)
     assert result.counterexample is None
-    assert result.final_states > 0 and result.schedules >= result.final_states
+    assert result.schedules is not None and result.final_states > 0 and result.schedules >= result.final_states
 
 
 @pytest.mark.parametrize("isolation, version", [(Isolation.SNAPSHOT, 3), (Isolation.SERIALIZABLE, 2)])

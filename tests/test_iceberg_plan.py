@@ -10,7 +10,13 @@ from pathlib import Path
 from conformance.checks.iceberg.harness import first_finding, scenarios_by_requirement
 from conformance.checks.iceberg.plan import Planned, classes, iceberg_plan
 from conformance.checks.iceberg.runner import ScheduleRunner
-from conformance.checks.iceberg.scenarios import EVERY_TWO_OPERATION_SCHEDULE, UPDATE_THEN_DELETE, config_id
+from conformance.checks.iceberg.scenarios import (
+    EVERY_TWO_OPERATION_SCHEDULE,
+    NON_KEY_PREDICATES,
+    UPDATE_THEN_DELETE,
+    config_id,
+    scenario_budget,
+)
 from conformance.model.iceberg import CORRECTED, SPARK
 from reference_impl.iceberg import ModelEngine
 from tests.helpers import lakecert, results
@@ -79,3 +85,13 @@ def test_fail_fast_stops_at_the_first_fail_and_never_certifies(tmp_path: Path) -
     assert res["verdict"] == "NOT_CERTIFIED" and not (out / "certificate.json").exists()
     repro = json.loads((out / str(res["results"][-1]["reproducer"])).read_text())
     assert repro["schedule"]["schedule"], "the schedule that produced the anomaly is recorded"
+
+
+def test_the_core_budget_runs_the_leading_schedules_of_a_scenario_that_names_them() -> None:
+    setup = next(s for s in NON_KEY_PREDICATES.configs if config_id(s) == "upd-mor-del-mor-snapshot-v2")
+    core = ScheduleRunner(ModelEngine(SPARK), budget=scenario_budget(True))
+    assert core.schedules(setup, NON_KEY_PREDICATES) == NON_KEY_PREDICATES.schedules[:1]
+    assert ScheduleRunner(ModelEngine(SPARK)).schedules(setup, NON_KEY_PREDICATES) == NON_KEY_PREDICATES.schedules
+    assert core.schedules(setup, UPDATE_THEN_DELETE) == UPDATE_THEN_DELETE.schedules  # names none: all
+    # the one it keeps is the race Spark's preset breaks
+    assert first_finding(core, "core", setup, NON_KEY_PREDICATES) is not None

@@ -21,3 +21,13 @@ def test_reference_certified_and_every_variant_caught(tmp_path: Path) -> None:
     flagged = {c for o in outcomes if o["target"] != "reference" for c in o["flagged_checks"]}
     never = sorted(reference_checks - flagged)
     assert not never, f"checks that no faulty variant makes fail: {never}"
+
+
+def test_an_engine_variant_runs_only_the_profiles_it_breaks() -> None:
+    """The other format's engine of an engine variant is the reference's: its profile is not run."""
+    from conformance.selftest import _engine_profiles
+
+    assert _engine_profiles("faulty:delta-cm-published-winners-only") == ["--profile", "delta-row-conflicts"]
+    assert _engine_profiles("faulty:no-conflict-validation") == ["--profile", "iceberg-row-delta"]
+    assert _engine_profiles("faulty:ratify-twice") == []  # a catalog variant runs every profile it has
+    assert _engine_profiles("reference") == []

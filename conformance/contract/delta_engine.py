@@ -7,6 +7,11 @@ a schedule says. A released commit that finds the version taken reads the winnin
 engine's conflict checker and either rebases onto the next version or aborts, as it would in
 production. The checks judge only what the engine did.
 
+On a catalog-managed table (``DeltaSetup.catalog_managed``) the catalog ratifies each version; a
+held commit whose engine publishes ratified commits as a separate step offers ``publish()``
+(``schedules.held_run.PublishesCommit``), and the schedule says when it runs. An engine that does
+not write catalog-managed tables raises ``NotSupported`` from ``create_table``.
+
 Delta tables here are unpartitioned, with the three string columns of the Iceberg checks.
 """
 
@@ -56,17 +61,22 @@ class DeltaSetup:
     ``deletion_vectors``: ``delta.enableDeletionVectors`` (DELETE, UPDATE and MERGE mark rows in a
     deletion vector instead of rewriting the file). ``row_tracking``: ``delta.enableRowTracking``
     (stable row ids; with deletion vectors it is what row-level conflict resolution needs).
+    ``catalog_managed``: the ``catalogManaged`` table feature (catalog-managed RFC): a catalog
+    ratifies each version instead of put-if-absent on ``_delta_log/<version>.json``, and ratified
+    commits stay staged until published.
     """
 
     isolation: IsolationLevel
     deletion_vectors: bool = False
     row_tracking: bool = False
     data_files: tuple[tuple[Row, ...], ...] = ()
+    catalog_managed: bool = False
 
     def describe(self) -> str:
         dv = "deletion vectors on" if self.deletion_vectors else "deletion vectors off"
         rt = ", row tracking on" if self.row_tracking else ""
-        return f"{self.isolation.value} isolation, {dv}{rt}"
+        cm = ", catalog-managed" if self.catalog_managed else ""
+        return f"{self.isolation.value} isolation, {dv}{rt}{cm}"
 
 
 @runtime_checkable

@@ -10,7 +10,8 @@ production. The checks judge only what the engine did: which operations committe
 version, and what each version contains.
 
 The table has three string columns; the first, ``id``, identifies a row (Iceberg has no primary
-keys: the workload never inserts an id twice). Every predicate is ``id = <value>``.
+keys: the workload never inserts an id it has not deleted). A predicate is ``id = <value>``, or
+(``Operation.where``) ``<column> = <value>`` on a non-key column.
 """
 
 from __future__ import annotations
@@ -28,11 +29,14 @@ Row = tuple[str, str, str]
 # Values an UPDATE sets, per column; None keeps the column. An INSERT gives the full row.
 Values = tuple[str | None, str | None, str | None]
 KEEP: Values = (None, None, None)
+# A predicate on a non-key column: (column index, 1 or 2; value), e.g. (1, "red") is color = 'red'
+Where = tuple[int, str]
 
 __all__ = [
     "COLUMNS",
     "KEEP",
     "CommitResult",
+    "DeleteFileAudit",
     "EngineTarget",
     "HeldCommit",
     "IcebergEngine",
@@ -45,6 +49,7 @@ __all__ = [
     "TableRead",
     "TableSetup",
     "Values",
+    "Where",
 ]
 
 
@@ -78,21 +83,35 @@ class Operation:
 
     INSERT: ``values`` is the full row and ``id`` its first column. UPDATE: ``values`` holds the
     columns to set (None keeps one). DELETE: only ``id``. COMPACT: rewrites the data files holding
-    rows with ``id`` (every data file when ``id`` is None).
+    rows with ``id`` (every data file when ``id`` is None). ``where`` replaces the id predicate of
+    an UPDATE or DELETE by one on a non-key column (``id`` is then None).
     """
 
     kind: OpKind
     id: str | None = None
     values: Values = KEEP
+    where: Where | None = None
+
+    def matches(self, row: Row) -> bool:
+        """Whether ``row`` satisfies the operation's predicate."""
+        if self.where is not None:
+            return row[self.where[0]] == self.where[1]
+        return row[0] == self.id
+
+    @property
+    def predicate(self) -> str:
+        if self.where is not None:
+            return f"{COLUMNS[self.where[0]]}={self.where[1]}"
+        return f"id={self.id}"
 
     def describe(self) -> str:
         if self.kind is OpKind.INSERT:
             return f"INSERT {self.values}"
         if self.kind is OpKind.UPDATE:
             sets = ", ".join(f"{c}={v}" for c, v in zip(COLUMNS, self.values, strict=True) if v is not None)
-            return f"UPDATE SET {sets} WHERE id={self.id}"
+            return f"UPDATE SET {sets} WHERE {self.predicate}"
         if self.kind is OpKind.DELETE:
-            return f"DELETE WHERE id={self.id}"
+            return f"DELETE WHERE {self.predicate}"
         if self.kind is OpKind.MERGE:
             return f"MERGE {self.values} ON id (update when matched, insert otherwise)"
         if self.kind is OpKind.METADATA:
@@ -196,6 +215,18 @@ class IcebergEngine(Protocol):
 
     def close(self) -> None:
         """Release everything the engine holds; called once at the end of the run."""
+        ...
+
+
+@runtime_checkable
+class DeleteFileAudit(Protocol):
+    """Optional: an engine that can list, per table version, the delete files that point nowhere
+    (spec "Possible violation": a delete committed against a data file another commit removed).
+    Without it the checks of ICE-NO-DANGLING-DELETES are NOT_APPLICABLE."""
+
+    def dangling_deletes(self, table: str, version: int) -> tuple[str, ...]:
+        """Names of the live delete files of ``version`` none of whose data files is live, or
+        that name a position past the end of a live data file."""
         ...
 
 

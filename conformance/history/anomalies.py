@@ -17,6 +17,7 @@ class AnomalyKind(StrEnum):
     NOT_COMMIT_ORDER = "not-commit-order"  # some serial order explains it, but not the commit order
     VERSION_REUSED = "version-reused"  # two committed operations claim one version
     ORPHAN_VERSION = "orphan-version"  # a version no committed operation created
+    DANGLING_DELETE = "dangling-delete"  # a live delete file whose data files are gone, or a position past a file's end
 
 
 @dataclass(frozen=True)

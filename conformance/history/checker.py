@@ -1,7 +1,10 @@
 """The checker: every read must equal the table state of some serial order of the committed
 operations (spec "Consistency checking"), and every version must come from one committed operation.
 
-Limits: rows are judged one at a time, which is exact because every predicate names one id; a read
+Limits: rows are judged one at a time, which is exact when every predicate names one id; with a
+predicate on a non-key column (an operation touching several rows) each row must match some
+serial order, not necessarily the same one for every row (``SerialOrder.COMMIT`` judges one
+order, so it stays exact); a read
 of a version older than the set-up is not judged; a version is assumed to be immutable, so each
 version needs reading only once.
 """
@@ -27,12 +30,16 @@ class SerialOrder(StrEnum):
     WRITE_SERIALIZABLE = "write-serializable"
 
 
-PROMISE = {SerialOrder.COMMIT: "serializable isolation", SerialOrder.WRITE_SERIALIZABLE: "WriteSerializable"}
+PROMISE = {
+    SerialOrder.COMMIT: "serializable isolation",
+    SerialOrder.WRITE_SERIALIZABLE: "WriteSerializable",
+}
 
 
 def check(history: History, order: SerialOrder = SerialOrder.ANY) -> list[Anomaly]:
-    """Every anomaly of ``history``: version anomalies, then per row the earliest broken read."""
-    found = _version_anomalies(history)
+    """Every anomaly of ``history``: version anomalies, dangling delete files, then per row the
+    earliest broken read."""
+    found = _version_anomalies(history) + _dangling_deletes(history)
     judged: set[str] = set()
     for read in sorted(history.reads, key=lambda r: r.version):
         if read.version < history.initial_version:
@@ -183,3 +190,20 @@ def _version_anomalies(history: History) -> list[Anomaly]:
             text = f"v{v} exists but no committed operation created it{story}."
             found.append(_anomaly(history, AnomalyKind.ORPHAN_VERSION, v, None, involved, (), frozenset(), text))
     return found
+
+
+def _dangling_deletes(history: History) -> list[Anomaly]:
+    """The first version whose live delete files point nowhere (the files are immutable, so later
+    versions that keep them say nothing new)."""
+    read = next((r for r in sorted(history.reads, key=lambda r: r.version) if r.dangling), None)
+    if read is None:
+        return []
+    v = read.version
+    involved = [o for o in history.committed if o.commit_version is not None and o.commit_version <= v]
+    involved = [o for o in involved if o.start_version < v]
+    story = f" ({explain.story(history, _in_time(involved, v))})" if involved else ""
+    text = (
+        f"v{v} holds delete file(s) {', '.join(read.dangling)} whose data files are gone or too short{story}: "
+        "the rows they meant to delete live on elsewhere, or they delete nothing."
+    )
+    return [_anomaly(history, AnomalyKind.DANGLING_DELETE, v, None, involved, (), frozenset(), text)]

@@ -33,9 +33,13 @@ def op_text(history: History, op: OpRecord) -> str:
     if op.kind is OpKind.MERGE:
         return f"{op.name} merged {row_text(full_row(op.values))} into {op.id} {where}"
     if op.kind is OpKind.DELETE:
-        return f"{op.name} deleted {op.id} {where}"
+        what = op.id if op.where is None else f"rows where {op.predicate}"
+        return f"{op.name} deleted {what} {where}"
     if op.kind is OpKind.INSERT:
         return f"{op.name} inserted {row_text(full_row(op.values))} {where}"
+    if op.where is not None:
+        sets = ", ".join(f"{COLUMNS[c]}={v}" for c, v in enumerate(op.values) if c and v is not None)
+        return f"{op.name} set {sets} where {op.predicate} {where}"
     before = state_before(history, op.id or "", op.commit_version or op.start_version + 1)
     changes = []
     for c, value in enumerate(op.values):

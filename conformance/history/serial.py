@@ -1,7 +1,9 @@
 """Serial semantics of the operations on one row, and the states serial orders can reach.
 
-Every operation's predicate names one id, so rows are independent: the state of a row is the
-(sorted) tuple of rows carrying its id, normally zero or one.
+Every predicate is evaluated on one row at a time (``id = v``, or ``<column> = v`` on a non-key
+column), so each row's fate depends only on the operations that touch it: the state of a row is
+the (sorted) tuple of rows carrying its id, normally zero or one. An operation with a non-key
+predicate touches every row; on a row that does not match it, it does nothing.
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ def apply(op: OpRecord, state: RowState) -> RowState:
     if op.kind is OpKind.INSERT:
         return tuple(sorted((*state, full_row(op.values))))
     if op.kind is OpKind.UPDATE:
-        return tuple(sorted(set_values(r, op.values) for r in state))
+        return tuple(sorted(set_values(r, op.values) if op.matches(r) else r for r in state))
     if op.kind is OpKind.DELETE:
-        return ABSENT
+        return tuple(r for r in state if not op.matches(r))
     if op.kind is OpKind.MERGE:  # Delta's upsert: update every matching row, insert when none matches
         return tuple(sorted(set_values(r, op.values) for r in state)) if state else (full_row(op.values),)
     return state  # compaction and metadata changes never change rows
@@ -96,7 +98,7 @@ def in_commit_order(initial: RowState, ops: Sequence[OpRecord]) -> RowState:
 
 
 def touches(op: OpRecord, row_id: str) -> bool:
-    return op.kind not in ROW_NEUTRAL and op.id == row_id
+    return op.kind not in ROW_NEUTRAL and (op.id == row_id or (op.where is not None and op.kind is not OpKind.INSERT))
 
 
 ROW_NEUTRAL = frozenset({OpKind.COMPACT, OpKind.METADATA})  # operations that never change a row

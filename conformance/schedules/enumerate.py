@@ -7,6 +7,7 @@ bounds (breadth first, memoising states, so the first counterexample it meets is
 
 from __future__ import annotations
 
+import gc
 import itertools
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -41,7 +42,9 @@ class Counterexample:
 class Exploration:
     states: int  # distinct worlds reached
     final_states: int  # worlds where nothing more can happen
-    schedules: int  # distinct complete schedules (paths to a final world), counted, not enumerated
+    # distinct complete schedules (paths to a final world), counted, not enumerated; None when the
+    # exploration stopped at its first counterexample (counting them costs a tenth of that time)
+    schedules: int | None
     histories: int  # distinct histories judged
     seconds: float
     counterexample: Counterexample | None
@@ -64,6 +67,24 @@ def explore(
     ``reduce`` applies partial-order reduction (``reduced_actions``): schedules that differ only in
     when a writer's local steps ran are walked once; ``reduce=False`` walks every interleaving.
     """
+    # The worlds explored are immutable and acyclic: the cyclic garbage collector only rescans the
+    # growing memo tables, a third of the time to the first counterexample. Off while exploring.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _explore(model, bounds, stop_at_first, reduce, judge)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _explore(
+    model: IcebergModel,
+    bounds: Bounds,
+    stop_at_first: bool,
+    reduce: bool,
+    judge: Callable[[History], list[Anomaly]] | None,
+) -> Exploration:
     began = time.perf_counter()
     how = serial_order_for(model)
     judge = judge or (lambda h: check(h, how))
@@ -72,30 +93,45 @@ def explore(
     successors: dict[World, list[World]] = {}
     verdicts: dict[History, list[Anomaly]] = {}
     found: World | None = None
+
+    def violates(world: World, link: tuple[World, Action]) -> bool:
+        if not _changed(world, link):
+            return False
+        history = history_of(world)
+        if history not in verdicts:
+            verdicts[history] = judge(history)
+        return bool(verdicts[history])
+
+    # Worlds are judged as they are first reached, in the order the next level will be expanded
+    # in: the first counterexample is the same as judging them when expanded, one level sooner.
     frontier = [root]
     while frontier and not (stop_at_first and found is not None):
         following: list[World] = []
         for world in frontier:
-            if found is None and _changed(world, parent[world]):
-                history = history_of(world)
-                if history not in verdicts:
-                    verdicts[history] = judge(history)
-                if verdicts[history]:
-                    found = world
-                    if stop_at_first:
-                        break
             enabled = reduced_actions(bounds, world) if reduce else actions(bounds, world)
             nxt = [apply(model, world, a) for a in enabled]
             successors[world] = nxt
             for a, t in zip(enabled, nxt, strict=True):
-                if t not in parent:
-                    parent[t] = (world, a)
-                    following.append(t)
+                if t in parent:
+                    continue
+                parent[t] = link = (world, a)
+                following.append(t)
+                if found is None and violates(t, link):
+                    found = t
+                    if stop_at_first:
+                        break
+            if stop_at_first and found is not None:
+                break
         frontier = following
     counterexample = None if found is None else _counterexample(model, parent, found, judge)
     finals = sum(1 for s in successors.values() if not s)
     return Exploration(
-        len(parent), finals, _count_paths(root, successors), len(verdicts), time.perf_counter() - began, counterexample
+        len(parent),
+        finals,
+        None if stop_at_first and found is not None else _count_paths(root, successors),
+        len(verdicts),
+        time.perf_counter() - began,
+        counterexample,
     )
 
 
@@ -130,7 +166,7 @@ def _counterexample(
 
 
 def _count_paths(root: World, successors: dict[World, list[World]]) -> int:
-    """Complete schedules from ``root``; worlds left unexpanded (an early stop) count as one.
+    """Complete schedules from ``root``.
     Schedules are a few dozen steps deep, well inside the recursion limit."""
     memo: dict[World, int] = {}
 
@@ -144,7 +180,9 @@ def _count_paths(root: World, successors: dict[World, list[World]]) -> int:
 
 # ---------------------------------------------------------------- held commits of an engine
 
-Event = tuple[Literal["begin", "release"], int]  # ("begin", i): operation i starts; ("release", i): it commits
+# ("begin", i): operation i starts; ("release", i): it commits; ("publish", i): its ratified commit
+# is published (catalog-managed Delta tables; an engine that publishes as it commits ignores it)
+Event = tuple[Literal["begin", "release", "publish"], int]
 
 
 @dataclass(frozen=True)
@@ -160,9 +198,27 @@ class HeldSchedule:
             writer, op = self.ops[i]
             if what == "begin":
                 out.append(f"W{writer} begins T{i}: {op.describe()} and is held before its commit")
+            elif what == "publish":
+                out.append(f"publish T{i}'s ratified commit (and any before it) into _delta_log")
             else:
                 out.append(f"release T{i}'s commit")
         return out
+
+    def publishes(self) -> bool:
+        return any(what == "publish" for what, _ in self.events)
+
+
+def publication_variants(schedule: HeldSchedule) -> tuple[HeldSchedule, HeldSchedule]:
+    """The two publication lags of a catalog-managed table: each commit published as soon as it is
+    ratified (before any later writer retries or begins), or every commit published only after
+    the last release (later writers must learn the winners from the catalog)."""
+    prompt: list[Event] = []
+    for what, i in schedule.events:
+        prompt.append((what, i))
+        if what == "release":
+            prompt.append(("publish", i))
+    lagging = (*schedule.events, *(("publish", i) for what, i in schedule.events if what == "release"))
+    return HeldSchedule(schedule.ops, tuple(prompt)), HeldSchedule(schedule.ops, lagging)
 
 
 def interleavings(n: int) -> Iterator[tuple[Event, ...]]:

@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import allure
 
-from conformance.contract.iceberg import HeldCommit, Operation, TableRead
+from conformance.contract.iceberg import DeleteFileAudit, HeldCommit, Operation, TableRead
 from conformance.history import Anomaly, History, OpRecord, ReadRecord, ScheduleStep
 from conformance.schedules.enumerate import HeldSchedule
 
@@ -25,6 +25,14 @@ class HeldEngine(Protocol):
     def begin(self, table: str, writer: int, op: Operation) -> HeldCommit: ...
 
     def read(self, table: str, version: int | None = None) -> TableRead: ...
+
+
+@runtime_checkable
+class PublishesCommit(Protocol):
+    """Optional for a held commit on a catalog-managed table: publish its ratified commit (and
+    every earlier one) into ``_delta_log``; the versions it published, none when aborted."""
+
+    def publish(self) -> list[int]: ...
 
 
 @runtime_checkable
@@ -56,9 +64,12 @@ def run_held(engine: HeldEngine, table: str, setup: Setup, schedule: HeldSchedul
             held[i] = engine.begin(table, writer, op)
             steps.append(ScheduleStep(f"{text} (starting snapshot v{held[i].start_version})", f"T{i}"))
             continue
+        if what == "publish":
+            steps.append(ScheduleStep(f"{text}: {_published(held[i])}", f"T{i}"))
+            continue
         result = held[i].release()
         version = result.version if result.committed else None
-        records[i] = OpRecord(f"T{i}", op.kind, op.id, op.values, held[i].start_version, version, writer)
+        records[i] = OpRecord(f"T{i}", op.kind, op.id, op.values, held[i].start_version, version, writer, op.where)
         outcome = f"COMMITTED v{version}" if result.committed else f"ABORTED ({result.reason or 'conflict'})"
         steps.append(ScheduleStep(f"{text}: {outcome}", f"T{i}"))
     if isinstance(engine, ReadsVersions):
@@ -67,13 +78,23 @@ def run_held(engine: HeldEngine, table: str, setup: Setup, schedule: HeldSchedul
     else:
         latest = engine.read(table).version
         got = [engine.read(table, v) for v in range(initial.version, latest + 1)]
-    reads = tuple(ReadRecord(r.version, r.rows) for r in got)
+    audit = engine.dangling_deletes if isinstance(engine, DeleteFileAudit) else None
+    reads = tuple(ReadRecord(r.version, r.rows, audit(table, r.version) if audit else ()) for r in got)
     steps.append(ScheduleStep(f"read v{initial.version}..v{latest}"))
     ops = tuple(records[i] for i in sorted(records))
     history = History(initial.version, initial.rows, ops, reads, tuple(steps))
     if report:
         report_steps(table, history)
     return history
+
+
+def _published(commit: HeldCommit) -> str:
+    if not isinstance(commit, PublishesCommit):
+        return "the engine publishes as it commits"
+    done = commit.publish()
+    if not done:
+        return "nothing to publish"
+    return f"published v{done[0]}" + (f"..v{done[-1]}" if len(done) > 1 else "")
 
 
 def report_steps(table: str, history: History) -> None:
@@ -86,8 +107,10 @@ def report_steps(table: str, history: History) -> None:
 
 def schedule_notes(anomaly: Anomaly, setup: Setup, history: History) -> dict[str, object]:
     """What a reproducer needs to see the failure again: the table, the steps, every operation with
-    its start and commit version, and every version's rows."""
-    return {
+    its start and commit version (and the non-key predicate of one that has it), every version's
+    rows and the delete files that dangle in it."""
+    dangling = {str(r.version): list(r.dangling) for r in history.reads if r.dangling}
+    notes: dict[str, object] = {
         "table": setup.describe(),
         "steps": list(anomaly.schedule),
         "anomaly": anomaly.kind.value,
@@ -96,6 +119,7 @@ def schedule_notes(anomaly: Anomaly, setup: Setup, history: History) -> dict[str
                 "tx": o.name,
                 "op": o.kind.value,
                 "id": o.id,
+                **({"where": o.predicate} if o.where is not None else {}),
                 "values": list(o.values),
                 "start": o.start_version,
                 "commit": o.commit_version,
@@ -104,3 +128,6 @@ def schedule_notes(anomaly: Anomaly, setup: Setup, history: History) -> dict[str
         ],
         "versions": {str(r.version): [list(row) for row in r.rows] for r in history.reads},
     }
+    if dangling:
+        notes["dangling"] = dangling
+    return notes

@@ -27,10 +27,12 @@ def table_setups(data_files: tuple[tuple[Row, ...], ...] = ()) -> st.SearchStrat
     )
 
 
-def operations(ids: Sequence[str], new_ids: Sequence[str]) -> st.SearchStrategy[Operation]:
-    """UPDATE, DELETE or COMPACT on ``ids``; INSERT of one of ``new_ids``."""
+def operations(ids: Sequence[str], new_ids: Sequence[str], extended: bool = True) -> st.SearchStrategy[Operation]:
+    """UPDATE, DELETE or COMPACT on ``ids``; INSERT of one of ``new_ids``. ``extended`` adds FizzBee's
+    behaviours: INSERT again of one of ``ids`` (``held_schedules`` keeps that for after a DELETE of
+    it), UPDATE and DELETE by a non-key column."""
     some_id = st.sampled_from(list(ids))
-    return st.one_of(
+    basic = st.one_of(
         st.builds(
             lambda i, c: Operation(OpKind.UPDATE, i, (None, c, None)), some_id, st.sampled_from(["blue", "green"])
         ),
@@ -38,6 +40,16 @@ def operations(ids: Sequence[str], new_ids: Sequence[str]) -> st.SearchStrategy[
         st.builds(lambda i: Operation(OpKind.DELETE, i), some_id),
         st.builds(lambda i: Operation(OpKind.INSERT, i, (i, "red", "A")), st.sampled_from(list(new_ids))),
         st.builds(lambda i: Operation(OpKind.COMPACT, i), st.none() | some_id),
+    )
+    if not extended:
+        return basic
+    where = st.tuples(st.just(1), st.sampled_from(["red", "blue"])) | st.tuples(st.just(2), st.sampled_from(["A", "B"]))
+    new_color = st.sampled_from(["blue", "green"])
+    return st.one_of(
+        basic,
+        st.builds(lambda w, c: Operation(OpKind.UPDATE, None, (None, c, None), w), where, new_color),
+        st.builds(lambda w: Operation(OpKind.DELETE, where=w), where),
+        st.builds(lambda i: Operation(OpKind.INSERT, i, (i, "green", "A")), some_id),
     )
 
 
@@ -51,15 +63,17 @@ def held_schedules(
     ops_from: st.SearchStrategy[Operation] | None = None,
 ) -> HeldSchedule:
     """Operations on ``writers`` writers, begun in order, each released at a drawn moment; a writer
-    holds one operation at a time and no id is inserted twice. ``ops_from`` replaces the Iceberg
+    holds one operation at a time and an id is inserted only when none is, or after a DELETE of it
+    (a re-insert, which may then race that DELETE). ``ops_from`` replaces the Iceberg
     operations (the Delta checks draw theirs)."""
     drawn = draw(st.lists(ops_from or operations(ids, new_ids), min_size=2, max_size=max_ops))
     ops: list[tuple[int, Operation]] = []
-    inserted: set[str] = set()
+    present = set(ids)  # ids the workload may not insert: a row has them, or an insert is drawn
     for op in drawn:
-        if op.kind is OpKind.INSERT and op.id in inserted:
-            op = Operation(OpKind.DELETE, op.id)  # the workload never inserts an id twice
-        inserted |= {op.id} if op.kind is OpKind.INSERT and op.id else set()
+        if op.kind is OpKind.INSERT and op.id in present:
+            op = Operation(OpKind.DELETE, op.id)  # an id is inserted again only after a DELETE of it
+        if op.id is not None and op.kind in (OpKind.INSERT, OpKind.DELETE):
+            present = present | {op.id} if op.kind is OpKind.INSERT else present - {op.id}
         ops.append((draw(st.integers(0, writers - 1)), op))
     events: list[Event] = []
     held: list[int] = []
@@ -78,7 +92,8 @@ def held_schedules(
 
 
 def bounds() -> st.SearchStrategy[Bounds]:
-    """Model parameters past the exhaustive ones: up to 3 writers, 5 writes, a compaction, 2 rows."""
+    """Model parameters past the exhaustive ones: up to 3 writers, 5 writes, a compaction, 2 rows,
+    with or without non-key predicates and re-inserts."""
     return st.builds(
         Bounds,
         writers=st.integers(2, 3),
@@ -87,6 +102,8 @@ def bounds() -> st.SearchStrategy[Bounds]:
         ids=st.sampled_from([("jack",), ("jack", "jill")]),
         colors=st.just(("red", "blue")),
         labels=st.sampled_from([("A",), ("A", "B")]),
+        predicates=st.booleans(),
+        reinsert=st.booleans(),
     )
 
 

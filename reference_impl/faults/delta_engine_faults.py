@@ -10,6 +10,7 @@ from conformance.contract.target import TargetEnv
 from conformance.model.delta import CORRECTED, Preset
 from reference_impl.delta_conflicts import DeltaModelEngine
 from reference_impl.faults.base import fault
+from reference_impl.faults.catalog_faults import RatifyTwice
 
 
 class _PresetDeltaEngine(DeltaModelEngine):
@@ -87,3 +88,39 @@ class LogOverwrite(_PresetDeltaEngine):
 )
 class AbortAfterCommitFile(_PresetDeltaEngine):
     PRESET = replace(CORRECTED, name="abort-after-commit-file", check_before_write=False)
+
+
+@fault(
+    "delta-cm-published-winners-only",
+    "engine",
+    ("DELTA-CM-CHECK-RATIFIED-WINNERS", "DELTA-ISOLATION-LEVEL"),
+    "On a catalog-managed Delta table a losing writer checks only the winners already in _delta_log, "
+    "missing ratified but unpublished ones.",
+)
+class PublishedWinnersOnly(_PresetDeltaEngine):
+    PRESET = replace(CORRECTED, name="cm-published-winners-only", winners_from_catalog=False)
+
+
+@fault(
+    "delta-cm-repropose-unchecked",
+    "engine",
+    ("DELTA-CM-CHECK-BEFORE-REPROPOSE", "DELTA-CM-CHECK-RATIFIED-WINNERS", "DELTA-ISOLATION-LEVEL"),
+    "On a catalog-managed Delta table a losing writer proposes its unchanged commit at the next version "
+    "without checking the winners.",
+)
+class ReproposeUnchecked(_PresetDeltaEngine):
+    PRESET = replace(CORRECTED, name="cm-repropose-unchecked", recheck_before_repropose=False)
+
+
+@fault(
+    "delta-cm-catalog-ratifies-twice",
+    "engine",
+    ("DELTA-ONE-VERSION-PER-COMMIT", "DELTA-ISOLATION-LEVEL"),
+    "The catalog of a catalog-managed Delta table ratifies a second proposal for a version it already "
+    "ratified (the reference catalog's ratify-twice variant as the commit arbiter).",
+)
+class CatalogRatifiesTwice(_PresetDeltaEngine):
+    PRESET = replace(CORRECTED, name="cm-catalog-ratifies-twice", catalog_ratifies_once=False)
+
+    def __init__(self, env: TargetEnv | None = None) -> None:
+        DeltaModelEngine.__init__(self, self.PRESET, catalog=RatifyTwice)

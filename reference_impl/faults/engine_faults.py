@@ -31,7 +31,7 @@ class _PresetEngine(ModelEngine):
 @fault(
     "spark-delete-validation",
     "engine",
-    ("ICE-NO-RESURRECTION", "ICE-SERIALIZABLE-READS"),
+    ("ICE-NO-RESURRECTION", "ICE-SERIALIZABLE-READS", "ICE-NON-KEY-PREDICATES"),
     "Spark's choices: a merge-on-read DELETE skips the deleted-file and delete-file checks (resurrected row).",
 )
 class SparkDeleteValidation(_PresetEngine):
@@ -41,7 +41,13 @@ class SparkDeleteValidation(_PresetEngine):
 @fault(
     "no-delete-file-validation",
     "engine",
-    ("ICE-NO-RESURRECTION", "ICE-NO-DUPLICATE-ROW", "ICE-SERIALIZABLE-READS"),
+    (
+        "ICE-NO-RESURRECTION",
+        "ICE-NO-DUPLICATE-ROW",
+        "ICE-SERIALIZABLE-READS",
+        "ICE-NON-KEY-PREDICATES",
+        "ICE-REINSERT-AFTER-DELETE",
+    ),
     "UPDATE and DELETE, in both write modes, ignore deletes committed since their starting snapshot.",
 )
 class NoDeleteFileValidation(_PresetEngine):
@@ -111,6 +117,9 @@ class CatalogBlindSwap(_PresetEngine):
         "ICE-COMPACTION-PRESERVES-ROWS",
         "ICE-SERIALIZABLE-COMMIT-ORDER",
         "ICE-SERIALIZABLE-READS",
+        "ICE-NON-KEY-PREDICATES",
+        "ICE-REINSERT-AFTER-DELETE",
+        "ICE-NO-DANGLING-DELETES",
     ),
     "No write validates anything: only the catalog's compare-and-swap orders the commits.",
 )
@@ -123,4 +132,24 @@ class NoConflictValidation(_PresetEngine):
         delete_cow=NONE,
         delete_mor=NONE,
         compaction=NONE,
+    )
+
+
+# Merge-on-read row deltas that skip validateDataFilesExist and validateDeletedFiles: their delete
+# files may target a data file a compaction or a copy-on-write rewrite already removed.
+_ROW_DELTA_SKIPS_FILES_EXIST = Validations(data_files_exist=False, deleted_files=False)
+
+
+@fault(
+    "row-delta-skips-data-files-exist",
+    "engine",
+    ("ICE-NO-DANGLING-DELETES", "ICE-COMPACTION-PRESERVES-ROWS", "ICE-SERIALIZABLE-READS"),
+    "Merge-on-read UPDATE and DELETE commit delete files without checking their data files still exist.",
+)
+class RowDeltaSkipsDataFilesExist(_PresetEngine):
+    PRESET = replace(
+        CORRECTED,
+        name="row-delta-skips-data-files-exist",
+        update_mor=_ROW_DELTA_SKIPS_FILES_EXIST,
+        delete_mor=_ROW_DELTA_SKIPS_FILES_EXIST,
     )

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from conformance.contract.iceberg import CommitResult, Operation, TableRead, TableSetup
 from conformance.model.iceberg import CORRECTED, IcebergModel, Preset, Step, World
+from conformance.model.iceberg.invariants import dangling_deletes
 
 PREPARING = frozenset({Step.READ_DATA_FILES, Step.WRITE_DATA_FILES, Step.WRITE_METADATA_FILES})
 DONE = frozenset({Step.COMMITTED, Step.ABORTED})
@@ -84,6 +85,11 @@ class ModelEngine:
             raise ValueError(f"{table} has no version {version}")
         snap = meta.current if version is None else meta.at(version)
         return TableRead(snap.version, tuple(r for _, r in world.store.live_rows(snap)))
+
+    def dangling_deletes(self, table: str, version: int) -> tuple[str, ...]:
+        """``DeleteFileAudit``: the model sees its own files."""
+        world = self._tables[table].world
+        return dangling_deletes(world.store, world.metadata.at(version))
 
     def close(self) -> None:
         self._tables.clear()

@@ -176,6 +176,11 @@ class DeltaSparkEngine:
     def create_table(self, name: str, setup: DeltaSetup) -> TableRead:
         from pyspark.errors import IllegalArgumentException
 
+        if setup.catalog_managed:  # the DELTA_SPARK preset's catalog_managed=False
+            raise NotSupported(
+                "delta-spark runs on path-based tables here: catalog-managed tables commit through a catalog"
+                " connector (Unity Catalog's), which is not available"
+            )
         path = self.path(name)
         shutil.rmtree(path, ignore_errors=True)
         props = ", ".join(f"'{k}' = '{v}'" for k, v in table_properties(setup).items())

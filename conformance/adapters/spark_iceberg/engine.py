@@ -42,9 +42,11 @@ def _sql_str(value: str) -> str:
 
 
 def statement(table: str, op: Operation) -> str:
-    """The Spark SQL of one operation; predicates are always ``id = <value>``."""
+    """The Spark SQL of one operation; predicates are ``id = <value>`` or ``<column> = <value>``."""
     name = f"{CATALOG}.{NAMESPACE}.{table}"
     where = f"id = {_sql_str(op.id)}" if op.id is not None else None
+    if op.where is not None:
+        where = f"{COLUMNS[op.where[0]]} = {_sql_str(op.where[1])}"
     if op.kind is OpKind.INSERT:
         return f"INSERT INTO {name} VALUES ({', '.join(_sql_str(v or '') for v in op.values)})"
     if op.kind is OpKind.UPDATE:

@@ -35,7 +35,8 @@ class PyIcebergWriter:
         if op.kind is OpKind.INSERT:
             tbl.append(pa.Table.from_pylist([dict(zip(COLUMNS, op.values, strict=True))], schema=SCHEMA))
         elif op.kind is OpKind.DELETE:
-            quoted = (op.id or "").replace("'", "''")
-            tbl.delete(delete_filter=f"id == '{quoted}'")
+            column, value = (COLUMNS[op.where[0]], op.where[1]) if op.where is not None else ("id", op.id or "")
+            quoted = value.replace("'", "''")
+            tbl.delete(delete_filter=f"{column} == '{quoted}'")
         else:
             raise ValueError(f"pyiceberg does not play {op.kind}")

@@ -5,7 +5,7 @@ outcome. A Delta check covers one requirement its scenario names (a ``Violation`
 
 from __future__ import annotations
 
-from conformance.checks.delta_conflicts.scenarios import Scenario
+from conformance.checks.delta_conflicts.scenarios import Scenario, schedules_for
 from conformance.checks.explorer import harness
 from conformance.checks.explorer.harness import Finding, findings, first_finding, record
 from conformance.checks.explorer.runner import ScheduleRunner
@@ -13,7 +13,7 @@ from conformance.contract.delta_engine import DeltaSetup
 from conformance.observe.transcript import Transcript
 from conformance.schedules.held_run import run_held
 
-__all__ = ["Finding", "findings", "first_finding", "record", "run_check", "run_held"]
+__all__ = ["Finding", "findings", "first_finding", "record", "run_check", "run_held", "schedules_for"]
 
 
 def run_check(

@@ -8,6 +8,7 @@ DELETE of ``kim`` drops a whole file; ``lee`` and ``max`` are only inserted or m
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from conformance.checks.iceberg.scenarios import (
@@ -27,13 +28,21 @@ from conformance.checks.iceberg.scenarios import (
 from conformance.contract.delta_engine import DeltaSetup, IsolationLevel
 from conformance.contract.iceberg import Operation, OpKind
 from conformance.history import AnomalyKind, SerialOrder
-from conformance.schedules.enumerate import HeldSchedule, held_schedules, pairs
+from conformance.schedules.enumerate import HeldSchedule, held_schedules, pairs, publication_variants
 
 # (deletion vectors, row tracking): row tracking only changes conflict resolution with vectors on
 FEATURES = ((False, False), (True, False), (True, True))
-CONFIGS = tuple(
+# Catalog-managed tables (the catalog ratifies each version), deletion vectors off and on (with row
+# tracking, so that a loser rebases deletion vectors onto winners the catalog reports)
+CATALOG_FEATURES = ((False, False), (True, True))
+FILESYSTEM = tuple(
     DeltaSetup(level, dv, rt, DATA_FILES) for level, (dv, rt) in itertools.product(IsolationLevel, FEATURES)
 )
+CATALOG_MANAGED = tuple(
+    DeltaSetup(level, dv, rt, DATA_FILES, catalog_managed=True)
+    for level, (dv, rt) in itertools.product(IsolationLevel, CATALOG_FEATURES)
+)
+CONFIGS = FILESYSTEM + CATALOG_MANAGED
 SERIALIZABLE = tuple(c for c in CONFIGS if c.isolation is IsolationLevel.SERIALIZABLE)
 WRITE_SERIALIZABLE = tuple(c for c in CONFIGS if c.isolation is IsolationLevel.WRITE_SERIALIZABLE)
 
@@ -41,7 +50,7 @@ WRITE_SERIALIZABLE = tuple(c for c in CONFIGS if c.isolation is IsolationLevel.W
 def config_id(setup: DeltaSetup) -> str:
     """E.g. ``writeserializable-dv-rt``: stable test ids that results are keyed on."""
     features = ("-dv" if setup.deletion_vectors else "-nodv") + ("-rt" if setup.row_tracking else "")
-    return setup.isolation.value.lower() + features
+    return setup.isolation.value.lower() + features + ("-cm" if setup.catalog_managed else "")
 
 
 def serial_order(setup: DeltaSetup) -> SerialOrder:
@@ -70,6 +79,20 @@ class Scenario:
 
     def order_for(self, setup: DeltaSetup) -> SerialOrder:
         return serial_order(setup)
+
+    def schedules_on(self, setup: DeltaSetup) -> tuple[HeldSchedule, ...]:
+        """The schedules a check runs on ``setup`` (with both publication lags on a catalog-managed table)."""
+        return tuple(schedules_for(setup, self.schedules))
+
+
+def schedules_for(setup: DeltaSetup, schedules: tuple[HeldSchedule, ...]) -> Iterator[HeldSchedule]:
+    """On a catalog-managed table each schedule runs with both publication lags, unless it says
+    itself when commits are published."""
+    for schedule in schedules:
+        if setup.catalog_managed and not schedule.publishes():
+            yield from publication_variants(schedule)
+        else:
+            yield schedule
 
 
 def race(first: Operation, second: Operation) -> HeldSchedule:
@@ -153,6 +176,29 @@ VERSION_PAIRS = Scenario(
 )
 EVERY_TWO_OPERATION_SCHEDULE = Scenario("DELTA-ISOLATION-LEVEL", EVERY_PAIR, ALL_KINDS)
 
+# Catalog-managed tables: a loser of the catalog's ratification races winners it has not seen.
+# Pairs where the winner removes or rewrites what the loser also changes, so that a loser that
+# misses the winner brings a row back, duplicates it or loses the winner's change.
+CATALOG_RACES = (
+    *both_ways(UPDATE_JACK_COLOR, DELETE_JACK),
+    *both_ways(DELETE_JACK, DELETE_JILL),
+    *both_ways(UPDATE_JACK_COLOR, UPDATE_JACK_LABEL),
+    *both_ways(MERGE_JACK, DELETE_KIM),
+    race(MERGE_LEE, MERGE_LEE_BLUE),
+)
+LOST_OR_BACK = frozenset(
+    {AnomalyKind.RESURRECTED_ROW, AnomalyKind.DUPLICATE_ROW, AnomalyKind.LOST_ROW, AnomalyKind.WRONG_VALUE}
+)
+# The winner is ratified but not yet published when the loser retries: only the catalog knows it.
+UNPUBLISHED_WINNERS = Scenario(
+    "DELTA-CM-CHECK-RATIFIED-WINNERS", tuple(publication_variants(s)[1] for s in CATALOG_RACES), LOST_OR_BACK
+)
+# The winner is published before the loser retries: the loser must still check it before it
+# proposes again.
+PUBLISHED_WINNERS = Scenario(
+    "DELTA-CM-CHECK-BEFORE-REPROPOSE", tuple(publication_variants(s)[0] for s in CATALOG_RACES), LOST_OR_BACK
+)
+
 # (scenario, the configurations it runs on), for lakecert's own tests of the checks
 ALL_SCENARIOS: tuple[tuple[Scenario, tuple[DeltaSetup, ...]], ...] = (
     (RESURRECTION_PAIRS, CONFIGS),
@@ -163,4 +209,6 @@ ALL_SCENARIOS: tuple[tuple[Scenario, tuple[DeltaSetup, ...]], ...] = (
     (ABORT_PAIRS, CONFIGS),
     (VERSION_PAIRS, CONFIGS),
     (EVERY_TWO_OPERATION_SCHEDULE, CONFIGS),
+    (UNPUBLISHED_WINNERS, CATALOG_MANAGED),
+    (PUBLISHED_WINNERS, CATALOG_MANAGED),
 )

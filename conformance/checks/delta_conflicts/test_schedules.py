@@ -8,6 +8,7 @@ import itertools
 import pytest
 from hypothesis import given, reject
 from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
 
 from conformance.checks.delta_conflicts.harness import first_finding, record, run_check
 from conformance.checks.delta_conflicts.scenarios import (
@@ -22,7 +23,7 @@ from conformance.contract.delta_engine import DeltaSetup, NotSupported
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import Violation
 from conformance.run_context import RunContext
-from conformance.schedules.delta_strategies import delta_held_schedules, delta_setups
+from conformance.schedules.delta_strategies import delta_held_schedules, delta_setups, published_when
 from conformance.schedules.enumerate import HeldSchedule
 from conformance.schedules.generated import run_settings
 
@@ -46,8 +47,9 @@ def test_generated_schedules(
 
     @hypothesis_seed(seed)
     @run_settings(lakecert.config.data["model"]["examples"])
-    @given(setup=delta_setups(DATA_FILES), schedule=delta_held_schedules())
-    def one(setup: DeltaSetup, schedule: HeldSchedule) -> None:
+    @given(setup=delta_setups(DATA_FILES), schedule=delta_held_schedules(), lagging=st.booleans())
+    def one(setup: DeltaSetup, schedule: HeldSchedule, lagging: bool) -> None:
+        schedule = published_when(setup, schedule, lagging)
         try:
             finding = first_finding(
                 delta_runner, f"{table_name}_{next(tables)}", setup, Scenario(REQ, (schedule,), ALL_KINDS)

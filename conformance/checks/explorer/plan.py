@@ -46,6 +46,10 @@ class Explored(Protocol):
         """The serial order the reads on ``setup`` are judged against."""
         ...
 
+    def schedules_on(self, setup: Any) -> tuple[HeldSchedule, ...]:
+        """The schedules a check runs on ``setup`` (a format may vary them by configuration)."""
+        ...
+
 
 @dataclass(frozen=True)
 class Planned:
@@ -78,11 +82,12 @@ class ModelPlan:
         return any(a.kind in scenario.kinds for a in found)
 
     def predicts_failure(self, planned: Planned) -> bool:
-        return any(self.breaks(planned.setup, planned.scenario, s) for s in planned.scenario.schedules)
+        scenario = planned.scenario
+        return any(self.breaks(planned.setup, scenario, s) for s in scenario.schedules_on(planned.setup))
 
     def ordered(self, setup: Any, scenario: Explored) -> tuple[HeldSchedule, ...]:
         """The scenario's schedules, those the model predicts to break the rule first (else as listed)."""
-        return tuple(sorted(scenario.schedules, key=lambda s: not self.breaks(setup, scenario, s)))
+        return tuple(sorted(scenario.schedules_on(setup), key=lambda s: not self.breaks(setup, scenario, s)))
 
     def class_of(self, setup: Any, schedule: HeldSchedule) -> Hashable:
         return self.history(setup, schedule)

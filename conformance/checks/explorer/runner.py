@@ -21,7 +21,7 @@ with the refusal, and reruns on the asker's own configuration a class whose memb
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -44,9 +44,17 @@ class Ran:
 
 
 class ScheduleRunner:
-    def __init__(self, engine: HeldEngine, plan: ModelPlan | None = None, parallel: int = 1) -> None:
+    def __init__(
+        self,
+        engine: HeldEngine,
+        plan: ModelPlan | None = None,
+        parallel: int = 1,
+        budget: Callable[[Explored], Explored] | None = None,
+    ) -> None:
         self.engine = engine
         self.plan = plan
+        # the scenario as the run's budget runs it (Iceberg's core budget: its leading schedules only)
+        self.budget: Callable[[Explored], Explored] = budget or (lambda scenario: scenario)
         self._pool = ThreadPoolExecutor(max(parallel, 1), thread_name_prefix="held-schedule") if plan else None
         self._runs: dict[Hashable, Future[Ran]] = {}
         self._own: dict[Any, Future[Ran]] = {}  # per configuration, its first run, on itself
@@ -57,7 +65,8 @@ class ScheduleRunner:
 
     def schedules(self, setup: Any, scenario: Explored) -> tuple[HeldSchedule, ...]:
         """The scenario's schedules in the order a check should run them."""
-        return scenario.schedules if self.plan is None else self.plan.ordered(setup, scenario)
+        scenario = self.budget(scenario)
+        return scenario.schedules_on(setup) if self.plan is None else self.plan.ordered(setup, scenario)
 
     def prefetch(self, work: Iterable[tuple[Any, HeldSchedule]]) -> None:
         """Start the engine runs of ``work`` in this order (one per class; the pool runs them)."""
@@ -103,7 +112,7 @@ class ScheduleRunner:
             return
         with self._lock:
             firsts = set(self._own.values())
-            for schedule in scenario.schedules:
+            for schedule in scenario.schedules_on(setup):
                 future = self._runs.get(self.plan.class_of(setup, schedule))
                 if future is not None and future not in firsts:
                     future.cancel()  # a no-op for a run under way or done

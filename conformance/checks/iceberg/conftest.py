@@ -1,6 +1,6 @@
 """Fixtures of the Iceberg checks: the engine under test and the runner of its schedules, built
 once per run; the budget's selection and, for a target that names its engine's preset, the model's
-order (conformance/checks/iceberg/plan.py)."""
+order (conformance/checks/explorer/plan.py, with the Iceberg presets of checks/iceberg/plan.py)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,13 @@ from conformance.checks.explorer.collection import SCENARIO_MARK, counts, order,
 from conformance.checks.explorer.plan import ModelPlan, Planned
 from conformance.checks.explorer.runner import ScheduleRunner
 from conformance.checks.iceberg.plan import PRESETS, iceberg_plan
-from conformance.contract.iceberg import IcebergEngine
+from conformance.checks.iceberg.scenarios import scenario_budget
+from conformance.contract.iceberg import DeleteFileAudit, IcebergEngine
 from conformance.contract.target import declared_iceberg_budget
 from conformance.run_context import RunContext
 
 PLAN_KEY = pytest.StashKey[tuple[ModelPlan, list[Planned]]]()
+WHERE = "checks/iceberg/"
 
 
 @pytest.fixture(scope="session")
@@ -31,7 +33,15 @@ def engine(lakecert: RunContext) -> Iterator[IcebergEngine]:
 def runner(engine: IcebergEngine, lakecert: RunContext, request: pytest.FixtureRequest) -> Iterator[ScheduleRunner]:
     """Runs the checks' held schedules on the engine: planned by the model when there is a plan."""
     parallel = int(getattr(lakecert.target, "parallel_schedules", 1))
-    built = runner_for(engine, request.config.stash.get(PLAN_KEY, None), parallel)
+    audits = isinstance(engine, DeleteFileAudit)
+    built = runner_for(
+        engine,
+        request.config.stash.get(PLAN_KEY, None),
+        parallel,
+        scenario_budget(iceberg_budget(lakecert)["matrix"] == "core"),
+        # a check that needs a delete-file audit the engine lacks is NOT_APPLICABLE: nothing to run ahead
+        ahead=lambda p: audits or not getattr(p.scenario, "audits_files", False),
+    )
     yield built
     built.close()
     lakecert.held_schedules["iceberg"] = counts(built)
@@ -68,20 +78,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     rest by the model's plan when there is one."""
     ctx = RunContext.of(config)
     budget = iceberg_budget(ctx)
+    core = budget["matrix"] == "core"
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
     for item in items:
-        if "checks/iceberg/" not in item.nodeid:  # other profiles' checks have setups of their own kind
+        if WHERE not in item.nodeid:  # other profiles' checks have setups of their own kind
             keep.append(item)
             continue
         callspec = getattr(item, "callspec", None)
         setup = callspec.params.get("setup") if callspec is not None else None
-        core_only = budget["matrix"] == "core" and setup is not None and setup.update_mode != setup.delete_mode
+        core_only = core and setup is not None and setup.update_mode != setup.delete_mode
+        mark = item.get_closest_marker("scenario")
+        full_only = core and mark is not None and mark.args[0].core == 0
         shallow = not budget["exhaustive"] and getattr(item, "originalname", item.name) in EXHAUSTIVE_CHECKS
-        (drop if core_only or shallow else keep).append(item)
+        (drop if core_only or full_only or shallow else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
     items[:] = keep
-    plan = model_plan(ctx) if any("checks/iceberg/" in i.nodeid for i in items) else None
+    plan = model_plan(ctx) if any(WHERE in i.nodeid for i in items) else None
     if plan is not None:
-        config.stash[PLAN_KEY] = (plan, order(plan, items, "checks/iceberg/"))
+        config.stash[PLAN_KEY] = (plan, order(plan, items, WHERE, scenario_budget(core)))

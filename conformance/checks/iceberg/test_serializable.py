@@ -1,4 +1,5 @@
-"""Under serializable isolation, a DELETE or UPDATE racing an INSERT of a row its predicate matches."""
+"""Under serializable isolation, a DELETE or UPDATE racing an INSERT of a row its predicate (on the
+id or on a non-key column) matches."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from conformance.checks.iceberg.harness import run_check
 from conformance.checks.iceberg.runner import ScheduleRunner
 from conformance.checks.iceberg.scenarios import (
+    DELETE_BY_COLOR_MISSES_INSERT,
     DELETE_MISSES_INSERT,
     SERIALIZABLE_CONFIGS,
     UPDATE_MISSES_INSERT,
@@ -33,3 +35,10 @@ def test_update_racing_an_insert(
     runner: ScheduleRunner, setup: TableSetup, table_name: str, transcript: Transcript
 ) -> None:
     run_check(runner, table_name, setup, UPDATE_MISSES_INSERT, transcript)
+
+
+@pytest.mark.scenario(DELETE_BY_COLOR_MISSES_INSERT)
+def test_non_key_predicate_racing_an_insert(
+    runner: ScheduleRunner, setup: TableSetup, table_name: str, transcript: Transcript
+) -> None:
+    run_check(runner, table_name, setup, DELETE_BY_COLOR_MISSES_INSERT, transcript)

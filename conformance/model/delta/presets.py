@@ -33,6 +33,9 @@ class Preset:
     # Gated on row tracking as row-level concurrency is documented; vector positions alone would do
     # for the disjointness test (the design of delta-io/delta#7357).
     row_level_concurrency: bool = False
+    # The engine writes catalog-managed tables (the catalogManaged table feature, catalog-managed
+    # RFC); False: it refuses them and those configurations are NOT_APPLICABLE.
+    catalog_managed: bool = True
     # ---- switches that only faulty variants flip
     merge_winner_dvs: bool = True  # row-level rebase unions the winner's deletion vector into its own
     ignore_shared_removes: bool = False  # removes of a file the loser also removes are not conflicts
@@ -41,12 +44,18 @@ class Preset:
     optimize_checks: bool = True  # False: OPTIMIZE commits without any conflict check
     put_if_absent: bool = True  # False: the commit file overwrites a version another writer wrote
     check_before_write: bool = True  # False: write the commit file first, check (and abort) after
+    # Catalog-managed tables (RFC "Commit Protocol", "Reading Catalog-managed Tables"):
+    winners_from_catalog: bool = True  # False: a loser checks only the winners already published
+    recheck_before_repropose: bool = True  # False: a loser re-proposes its commit unchecked
+    catalog_ratifies_once: bool = True  # False: the catalog ratifies a second proposal for a version
 
 
 # Delta Lake on Spark (OSS, 3.x-4.x) as ConflictChecker and the concurrency-control page document
 # it: file-level checks only; in an unpartitioned table any data-changing file a winner adds
 # conflicts with a transaction that read the table (blind appends too under Serializable).
-DELTA_SPARK = Preset(name="delta-spark")
+# On path-based tables only: catalog-managed tables commit through a catalog client (the Unity
+# Catalog connector), which is not available here.
+DELTA_SPARK = Preset(name="delta-spark", catalog_managed=False)
 
 # Delta Kernel's conflict checker as delta-io/delta#7163 describes it before that change: protocol,
 # metadata, domain metadata and row ids only; a loser is rebased past any file-level overlap.
@@ -56,14 +65,17 @@ DELTA_KERNEL_BEFORE_7163 = replace(
     check_added_files=False,
     check_deleted_read=False,
     check_deleted_deleted=False,
+    catalog_managed=True,  # Kernel commits catalog-managed tables through a catalog committer
 )
 
 # delta-rs 1.6 as observed (docs/compatibility.md): Delta's checks, except that a winner's removes
 # with dataChange=false never conflict (what delta-io/delta-rs#3982 describes), so two concurrent
-# OPTIMIZEs both commit and every row is there twice.
+# OPTIMIZEs both commit and every row is there twice. It writes path-based tables only (it
+# inherits catalog_managed=False): it has no catalog commit API.
 DELTA_RS_1_6 = replace(DELTA_SPARK, name="delta-rs-1.6", quiet_removes_conflict=False)
 
 # The fix this model proposes for engines adding row-level concurrency (Kernel's and delta-rs's
 # conflict checkers are being written now): resolve deletion-vector overlaps row by row, and
-# always merge the winner's deletion vector into the rebased one.
-CORRECTED = replace(DELTA_SPARK, name="corrected", row_level_concurrency=True)
+# always merge the winner's deletion vector into the rebased one. On catalog-managed tables a loser
+# learns the winners from the catalog (published or not) and checks them before re-proposing.
+CORRECTED = replace(DELTA_SPARK, name="corrected", row_level_concurrency=True, catalog_managed=True)

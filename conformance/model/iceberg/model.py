@@ -8,12 +8,12 @@ to WRITE_METADATA_FILES: refresh, revalidate, rewrite the metadata, commit again
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from conformance.contract.iceberg import Operation, OpKind, TableSetup
 from conformance.history.events import OpRecord
 from conformance.model.iceberg.presets import CORRECTED, Preset
-from conformance.model.iceberg.rewrite import write_files
+from conformance.model.iceberg.rewrite import Hit, write_files
 from conformance.model.iceberg.snapshot import Metadata, Snapshot
 from conformance.model.iceberg.validation import validate
 from conformance.model.iceberg.world import World, collect_garbage, initial_world
@@ -65,23 +65,26 @@ class IcebergModel:
         return world.store.metadata(w.base).at(w.start_version)
 
     def _read_data_files(self, world: World, w: Writer) -> World:
+        files, hits = self._scan(world, w, self._start_snapshot(world, w))
+        return world.with_writer(w.but(step=Step.WRITE_DATA_FILES, files=files, hits=hits))
+
+    def _scan(self, world: World, w: Writer, snapshot: Snapshot) -> tuple[frozenset[str], tuple[Hit, ...]]:
+        """The data files the operation rewrites or deletes from, and the rows it matches."""
         op = w.op
         assert op is not None
-        live = list(world.store.live_rows(self._start_snapshot(world, w)))
+        live = list(world.store.live_rows(snapshot))
         if op.kind is OpKind.COMPACT:
             files = frozenset(p[0] for p, r in live if op.id is None or r[0] == op.id)
             if op.id is None:
-                files |= self._start_snapshot(world, w).data_files  # fully deleted files go too
-            hits = tuple(h for h in live if h[0][0] in files)
-        else:
-            hits = tuple(h for h in live if op.kind is not OpKind.INSERT and h[1][0] == op.id)
-            files = frozenset(p[0] for p, _ in hits)
-        return world.with_writer(replace(w, step=Step.WRITE_DATA_FILES, files=files, hits=hits))
+                files |= snapshot.data_files  # fully deleted files go too
+            return files, tuple(h for h in live if h[0][0] in files)
+        hits = tuple(h for h in live if op.kind is not OpKind.INSERT and op.matches(h[1]))
+        return frozenset(p[0] for p, _ in hits), hits
 
     def _write_data_files(self, world: World, w: Writer) -> World:
         written, objects = write_files(self.setup, w, self._start_snapshot(world, w), world.store)
         store = world.store.put(*objects)
-        return world.with_writer(replace(w, step=Step.WRITE_METADATA_FILES, written=written), store=store)
+        return world.with_writer(w.but(step=Step.WRITE_METADATA_FILES, written=written), store=store)
 
     def _write_metadata_files(self, world: World, w: Writer) -> World:
         assert w.op is not None and w.written is not None
@@ -94,13 +97,13 @@ class IcebergModel:
         new = Metadata((*current.snapshots, self._next_snapshot(world, w, current)))
         staged = f"w{w.index}o{w.op_seq}-v{new.version}"
         store = world.store.put((staged, new))
-        return world.with_writer(replace(w, step=Step.COMMIT, base=base, staged=staged), store=store)
+        return world.with_writer(w.but(step=Step.COMMIT, base=base, staged=staged), store=store)
 
     def _commit(self, world: World, w: Writer) -> World:
         swapped = world.catalog.swap(w.base, w.staged, compare=self.preset.compare_and_swap)
         if swapped is None:  # another writer committed first: refresh and try again
-            return collect_garbage(world.with_writer(replace(w, step=Step.WRITE_METADATA_FILES, staged="")))
-        after = replace(world, catalog=swapped)
+            return collect_garbage(world.with_writer(w.but(step=Step.WRITE_METADATA_FILES, staged="")))
+        after = world.with_catalog(swapped)
         version = after.metadata.version
         late = None if self.preset.validate_before_swap else self._validate(world, w, world.store.metadata(w.base))
         if late is not None:
@@ -110,7 +113,7 @@ class IcebergModel:
     def _end(self, world: World, w: Writer, version: int | None, reason: str = "") -> World:
         op = w.op
         assert op is not None
-        record = OpRecord(w.name, op.kind, op.id, op.values, w.start_version, version, w.index)
+        record = OpRecord(w.name, op.kind, op.id, op.values, w.start_version, version, w.index, op.where)
         step = Step.ABORTED if version is None else Step.COMMITTED
         done = Writer(w.index, step, op_seq=w.op_seq, reason=reason)
         records = tuple(sorted((*world.records, record), key=lambda r: r.name))
@@ -128,9 +131,12 @@ class IcebergModel:
         assert written is not None
         head = current.current
         data = (head.data_files - written.removed_data) | written.added_data
-        deletes = (head.delete_files - written.removed_deletes) | written.added_deletes
-        # delete files of data files that are gone change nothing; dropping them keeps states canonical
-        deletes = frozenset(d for d in deletes if world.store.deletes(d).data_files & data)
+        # A writer that removes data files drops the delete files only they were targets of (as
+        # Iceberg does for deletion vectors); the delete files it adds stay as written, so one aimed
+        # at a data file that is already gone dangles (invariants.dangling_deletes).
+        inherited = head.delete_files - written.removed_deletes
+        kept = frozenset(d for d in inherited if world.store.deletes(d).data_files & data)
+        deletes = kept | written.added_deletes
         return Snapshot(
             head.version + 1,
             written.operation,

@@ -3,7 +3,7 @@ data and delete files, and what its commit added and removed (what validation in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 
@@ -35,6 +35,13 @@ class Metadata:
     """A metadata file: the snapshot log, version 0 (the empty table) first, the current last."""
 
     snapshots: tuple[Snapshot, ...]
+    _hash: list[int] = field(default_factory=list, init=False, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        # stores hash their metadata files on every put; a metadata file never changes
+        if not self._hash:
+            self._hash.append(hash(self.snapshots))
+        return self._hash[0]
 
     @property
     def current(self) -> Snapshot:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from conformance.contract.iceberg import Row
 from conformance.model.iceberg.files import DataFile, DeleteFile, Position
@@ -17,21 +17,23 @@ class ObjectStore:
 
     __slots__ = ("_hash", "_objects")
 
-    def __init__(self, objects: Mapping[str, Stored] | None = None) -> None:
+    def __init__(self, objects: Mapping[str, Stored] | None = None, digest: int | None = None) -> None:
         self._objects: dict[str, Stored] = dict(objects or {})
-        self._hash: int | None = None
+        # XOR of the items' hashes: a function of the set of items that put and only update in step
+        self._hash = digest if digest is not None else _digest(self._objects.items())
 
     def put(self, *objects: tuple[str, Stored]) -> ObjectStore:
         for name, _ in objects:
             if name in self._objects:
                 raise KeyError(f"{name} already exists")  # object stores never overwrite here
-        return ObjectStore({**self._objects, **dict(objects)})
+        return ObjectStore({**self._objects, **dict(objects)}, self._hash ^ _digest(objects))
 
     def only(self, names: set[str]) -> ObjectStore:
         """The store without the objects not in ``names`` (itself when nothing goes)."""
         if names.issuperset(self._objects):
             return self
-        return ObjectStore({n: o for n, o in self._objects.items() if n in names})
+        gone = [(n, o) for n, o in self._objects.items() if n not in names]
+        return ObjectStore({n: o for n, o in self._objects.items() if n in names}, self._hash ^ _digest(gone))
 
     def data(self, name: str) -> DataFile:
         obj = self._objects[name]
@@ -60,6 +62,11 @@ class ObjectStore:
         return isinstance(other, ObjectStore) and self._objects == other._objects
 
     def __hash__(self) -> int:
-        if self._hash is None:
-            self._hash = hash(frozenset(self._objects.items()))
         return self._hash
+
+
+def _digest(items: Iterable[tuple[str, Stored]]) -> int:
+    out = 0
+    for item in items:
+        out ^= hash(item)
+    return out

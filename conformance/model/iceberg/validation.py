@@ -61,10 +61,10 @@ def validate(
         if (
             checks.no_conflicting_data_files
             and setup.isolation is Isolation.SERIALIZABLE
-            and op.id is not None
+            and (op.id is not None or op.where is not None)
             and snap.operation in (SnapshotOp.APPEND, SnapshotOp.OVERWRITE)
         ):
             for name in sorted(snap.added_data):
-                if any(row[0] == op.id for row in store.data(name).rows):
-                    return f"data file {name} added at v{snap.version} matches id={op.id}"
+                if any(op.matches(row) for row in store.data(name).rows):
+                    return f"data file {name} added at v{snap.version} matches {op.predicate}"
     return None

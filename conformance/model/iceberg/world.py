@@ -41,20 +41,37 @@ class World:
     def started(self) -> int:
         return self.write_ops + self.compactions
 
-    def with_writer(self, writer: Writer, **changes: object) -> World:
+    def with_writer(
+        self,
+        writer: Writer,
+        *,
+        store: ObjectStore | None = None,
+        records: tuple[OpRecord, ...] | None = None,
+        write_ops: int | None = None,
+        compactions: int | None = None,
+        inserted: frozenset[str] | None = None,
+    ) -> World:
+        # built directly: exploration calls this for every step, and dataclasses.replace is slow
         writers = self.writers[: writer.index] + (writer,) + self.writers[writer.index + 1 :]
-        if not changes:  # the common case, built directly: dataclasses.replace is slow
-            return World(
-                self.store,
-                self.catalog,
-                writers,
-                self.records,
-                self.write_ops,
-                self.compactions,
-                self.inserted,
-                self.setup_version,
-            )
-        return replace(self, writers=writers, **changes)  # type: ignore[arg-type]
+        return World(
+            self.store if store is None else store,
+            self.catalog,
+            writers,
+            self.records if records is None else records,
+            self.write_ops if write_ops is None else write_ops,
+            self.compactions if compactions is None else compactions,
+            self.inserted if inserted is None else inserted,
+            self.setup_version,
+        )
+
+    def with_catalog(self, catalog: Catalog) -> World:
+        return World(self.store, catalog, *self._rest())
+
+    def with_store(self, store: ObjectStore) -> World:
+        return World(store, self.catalog, *self._rest())
+
+    def _rest(self) -> tuple[tuple[Writer, ...], tuple[OpRecord, ...], int, int, frozenset[str], int]:
+        return (self.writers, self.records, self.write_ops, self.compactions, self.inserted, self.setup_version)
 
     def with_writers(self, count: int) -> World:
         """The same world with at least ``count`` writers."""
@@ -89,4 +106,4 @@ def collect_garbage(world: World) -> World:
         if w.written is not None:
             keep |= w.written.added_data | w.written.added_deletes
     store = world.store.only(keep)
-    return world if store is world.store else replace(world, store=store)
+    return world if store is world.store else world.with_store(store)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from operator import attrgetter
 
 from conformance.contract.iceberg import Operation, Row
 from conformance.model.iceberg.files import Position
@@ -50,7 +51,30 @@ class Writer:
     written: Written | None = None
     staged: str = ""  # the metadata file it asks the catalog to swap in
     reason: str = ""  # why its last operation aborted
+    _hash: list[int] = field(default_factory=list, init=False, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        # every new world hashes its writers; the fields are immutable, so compute it once
+        if not self._hash:
+            self._hash.append(hash(_key(self)))
+        return self._hash[0]
+
+    def but(self, **changes: object) -> Writer:
+        """A copy with ``changes``: ``dataclasses.replace`` re-runs the frozen ``__init__`` and is the
+        slowest part of a model step."""
+        if not changes.keys() <= FIELDS:
+            raise TypeError(f"Writer has no field {sorted(changes.keys() - FIELDS)}")
+        new = object.__new__(Writer)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        new.__dict__["_hash"] = []
+        return new
 
     @property
     def idle(self) -> bool:
         return self.step in IDLE
+
+
+HASHED = tuple(f.name for f in fields(Writer) if f.compare)
+FIELDS = frozenset(HASHED)
+_key = attrgetter(*HASHED)  # the compared fields as a tuple, in C
