@@ -25,6 +25,7 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from conformance.contract.iceberg import NotSupported
 from conformance.history import AnomalyKind, History, SerialOrder, check
 from conformance.schedules.enumerate import HeldSchedule
 from conformance.schedules.held_run import HeldEngine, run_held
@@ -65,21 +66,28 @@ class ModelPlan:
     def __init__(self, model: Model, name: str) -> None:
         self.model = model
         self.name = name  # the preset's, for messages
-        self._histories: dict[tuple[Hashable, HeldSchedule], History] = {}
+        self._histories: dict[tuple[Hashable, HeldSchedule], History | None] = {}
 
-    def history(self, setup: Any, schedule: HeldSchedule) -> History:
+    def history(self, setup: Any, schedule: HeldSchedule) -> History | None:
         """What the model does with ``schedule`` on ``setup`` (without the steps' wording, which
-        names the table)."""
+        names the table); None when the preset refuses the configuration (as the engine it
+        describes does: e.g. catalog-managed tables for path-based engines)."""
         key = (setup, schedule)
         if key not in self._histories:
-            history = run_held(self.model(), "plan", setup, schedule, report=False)
-            self._histories[key] = replace(history, schedule=())
+            try:
+                history = run_held(self.model(), "plan", setup, schedule, report=False)
+            except NotSupported:
+                self._histories[key] = None
+            else:
+                self._histories[key] = replace(history, schedule=())
         return self._histories[key]
 
     def breaks(self, setup: Any, scenario: Explored, schedule: HeldSchedule) -> bool:
         """Whether the model finds one of the scenario's anomalies in this schedule's history."""
-        found = check(self.history(setup, schedule), scenario.order_for(setup))
-        return any(a.kind in scenario.kinds for a in found)
+        history = self.history(setup, schedule)
+        if history is None:
+            return False
+        return any(a.kind in scenario.kinds for a in check(history, scenario.order_for(setup)))
 
     def predicts_failure(self, planned: Planned) -> bool:
         scenario = planned.scenario
@@ -90,7 +98,9 @@ class ModelPlan:
         return tuple(sorted(scenario.schedules_on(setup), key=lambda s: not self.breaks(setup, scenario, s)))
 
     def class_of(self, setup: Any, schedule: HeldSchedule) -> Hashable:
-        return self.history(setup, schedule)
+        """The model's history; a pair the model refuses is a class of its own (nothing is known of it)."""
+        history = self.history(setup, schedule)
+        return history if history is not None else ("refused by the model", setup, schedule)
 
     def work(self, planned: Iterable[Planned]) -> list[tuple[Any, HeldSchedule]]:
         """Every (configuration, schedule) the planned checks need, in the order they need them."""
