@@ -38,7 +38,7 @@ DELTA_LOGSTORE_DIR := conformance/adapters/delta_spark/java
 DELTA_LOGSTORE_JAR := .cache/jars/lakecert-delta-logstore.jar
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: setup certify test lint selftest bench bench-spark bench-nessie bench-kernel-engine docs clean rck-jars uc-sdk mutation
+.PHONY: setup certify test lint selftest bench bench-spark bench-nessie bench-kernel-engine observe-delta docs clean rck-jars uc-sdk mutation
 
 setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(DELTA_LOGSTORE_JAR) $(UC_JAVA_PROBE) $(UC_SDK) $(NESSIE_JAR) $(WHEELS)
 
@@ -151,6 +151,18 @@ bench: setup
 # Real Spark, minutes: the iceberg-row-delta profile on spark-iceberg (docs/benchmarks.md).
 bench-spark: setup
 	$(BIN)/python bench/spark_iceberg.py
+
+# Observation runs of profile delta-row-conflicts on the real Delta engines (docs/compatibility.md,
+# "observed matrix"): every two-operation and generated schedule, planned by the model, niced; one
+# SparkSession for delta-spark. Hours on 2 shared cores: not part of `make test`. Results and the
+# figures of bench/delta_engines.py under $(OBSERVE)/<target>/; a FAIL (exit 1) is an observation.
+OBSERVE ?= reports/observe-delta
+observe-delta: setup
+	status=0; for t in delta-rs-engine delta-spark; do \
+		nice -n 10 $(BIN)/lakecert run --target $$t --profile delta-row-conflicts \
+			--config bench/observe_delta.yaml --out $(OBSERVE)/$$t; s=$$?; [ $$s -le 1 ] || status=$$s; \
+		$(BIN)/python bench/delta_engines.py --from $(OBSERVE)/$$t || status=2; \
+	done; exit $$status
 
 # Nessie: its start-up, the catalog profile on it, Spark's resurrected-row cell through it (minutes).
 bench-nessie: setup

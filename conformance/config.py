@@ -69,6 +69,15 @@ class IcebergSettings(_Strict):
     model_guided: Literal["auto"] | bool = "auto"
 
 
+class DeltaSettings(_Strict):
+    """Profile ``delta-row-conflicts`` on a real engine."""
+
+    # The model's plan (conformance/checks/explorer/plan.py), as for Iceberg: checks it predicts to
+    # fail first, one engine run per class of equivalent schedules. "auto": on when the target names
+    # its engine's preset (``model_preset``).
+    model_guided: Literal["auto"] | bool = "auto"
+
+
 class Deadlines(_Strict):
     """Hang guards, generous by default: a check or a call into the target that takes longer ends
     the check in ERROR with the stack of the stuck call."""
@@ -101,6 +110,7 @@ class Settings(_Strict):
     model: ModelBudget = ModelBudget()
     storage: StorageSettings = StorageSettings()
     iceberg: IcebergSettings = IcebergSettings()
+    delta: DeltaSettings = DeltaSettings()
     deadlines: Deadlines = Deadlines()
     paths: Paths = Paths()
     targets: dict[str, TargetSpec] = Field(default_factory=dict)

@@ -178,6 +178,9 @@ class RunContext:
     interrupted: bool = False
     unavailable: str | None = None  # why the target's preflight failed: every check ends in ERROR
     stopped_at: str | None = None  # fail-fast: the check whose FAIL stopped the run
+    # The concurrency explorer's counts per format (checks/explorer/runner.py): schedules the checks
+    # asked for and engine runs made, with the model's plan or without
+    held_schedules: dict[str, dict[str, object]] = field(default_factory=dict)
     _target_catalog: Catalog | None = None
     _reference_catalog: ReferenceCatalog | None = None
     _target_version: str | None = None
@@ -311,6 +314,7 @@ class RunContext:
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
             "duration_s": round(time.time() - self.started, 3),
             "stopped_at_first_fail": self.stopped_at,
+            "held_schedules": self.held_schedules,
             "python": sys.version.split()[0],
             "platform": platform.platform(),
         }

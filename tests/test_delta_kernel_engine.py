@@ -27,6 +27,7 @@ from conformance.checks.delta_conflicts.scenarios import (
     race,
     serial_order,
 )
+from conformance.checks.explorer.runner import ScheduleRunner
 from conformance.checks.iceberg.scenarios import DELETE_JACK, INSERT_LEE, INSERT_MAX
 from conformance.contract.delta_engine import DeltaSetup, NotSupported
 from conformance.contract.iceberg import CommitResult, Operation
@@ -100,7 +101,7 @@ def test_operations_and_tables_kernel_cannot_build_are_not_supported(engine: Ker
         VERSION_PAIRS.kinds,
     )
     transcript = Transcript()
-    run_check(engine, "skips", WS_NODV, scenario, transcript)
+    run_check(ScheduleRunner(engine), "skips", WS_NODV, scenario, transcript)
     assert len(transcript.notes["skipped_schedules"]) == 1
 
 
@@ -152,7 +153,7 @@ def test_a_faulty_store_that_overwrites_commit_files_is_caught_on_the_kernel_pat
     second append lands on the first's version and the first's row is gone."""
     faulty = KernelDeltaEngine(process, tmp_path, fault_overwrite_commits=True)
     with pytest.raises(Violation) as caught:
-        run_check(faulty, "overwrites", WS_NODV, VERSION_PAIRS, Transcript())
+        run_check(ScheduleRunner(faulty), "overwrites", WS_NODV, VERSION_PAIRS, Transcript())
     assert caught.value.requirement == "DELTA-ONE-VERSION-PER-COMMIT"
 
 

@@ -65,17 +65,24 @@ def test_catalog_managed_tables_are_not_supported(engine: DeltaRsEngine) -> None
 
 
 OPTIMIZE_CHECK = "checks/delta_conflicts/test_optimize.py::test_optimize_racing_row_writes[writeserializable-nodv]"
+EXHAUSTIVE_CHECK = "checks/delta_conflicts/test_schedules.py::test_every_two_operation_schedule"
 
 
 def test_profile_runs_end_to_end_and_finds_the_duplicating_optimizes(tmp_path: Path) -> None:
     """The isolation-level checks run (tables with deletion vectors, and catalog-managed tables, are
     NOT_APPLICABLE), and the compaction check fails on its first schedule: two OPTIMIZEs from one
     version both commit and every row is there twice (docs/reproducers/delta_rs_concurrent_optimize.py
-    shows it without lakecert)."""
+    shows it without lakecert). With the model's plan (preset delta-rs-1.6) the exhaustive check of
+    every configuration comes almost free: predicted to fail, it is judged on the run of the two
+    OPTIMIZEs (one more run for the configuration it has not met yet), its other schedules dropped;
+    the configurations delta-rs refuses are refused like the others."""
     out = tmp_path / "run"
+    config = tmp_path / "lakecert.yaml"
+    config.write_text("targets: {delta-rs-engine: {options: {exhaustive: true}}}\n")
     proc = lakecert(
         "run", "--target", "delta-rs-engine", "--profile", "delta-row-conflicts", "--out", str(out),
-        "--select", "checks/delta_conflicts/test_isolation_levels.py", "--select", OPTIMIZE_CHECK,
+        "--config", str(config), "--select", "checks/delta_conflicts/test_isolation_levels.py",
+        "--select", OPTIMIZE_CHECK, "--select", EXHAUSTIVE_CHECK,
     )  # fmt: skip
     assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
     res = results(out)
@@ -92,6 +99,15 @@ def test_profile_runs_end_to_end_and_finds_the_duplicating_optimizes(tmp_path: P
     assert all(o["commit"] is not None for o in notes["operations"])  # both compactions committed
     last = notes["versions"][str(max(int(v) for v in notes["versions"]))]
     assert sorted(r[0] for r in last) == ["jack", "jack", "jill", "jill", "kim", "kim"]
+    exhaustive = {t.split("[")[1].rstrip("]"): st for t, st in status.items() if EXHAUSTIVE_CHECK in t}
+    assert {c: st for c, st in exhaustive.items() if "-dv" not in c and not c.endswith("-cm")} == {
+        "serializable-nodv": "FAIL",
+        "writeserializable-nodv": "FAIL",
+    }
+    held = res["run_info"]["held_schedules"]["delta"]
+    # 14 directed schedules on the two configurations written, two OPTIMIZE races, first runs of
+    # the refused configurations; never the 432 exhaustive schedules of the tables delta-rs writes
+    assert held["plan"] == "delta-rs-1.6" and held["engine_runs"] < 40, held
 
 
 def test_a_pinned_version_other_than_the_installed_one_is_a_configuration_error(tmp_path: Path) -> None:

@@ -8,13 +8,14 @@ import json
 from pathlib import Path
 
 from conformance.checks.iceberg.harness import first_finding, scenarios_by_requirement
-from conformance.checks.iceberg.plan import ModelPlan, Planned, classes
+from conformance.checks.iceberg.plan import Planned, classes, iceberg_plan
 from conformance.checks.iceberg.runner import ScheduleRunner
 from conformance.checks.iceberg.scenarios import (
     EVERY_TWO_OPERATION_SCHEDULE,
     NON_KEY_PREDICATES,
     UPDATE_THEN_DELETE,
     config_id,
+    scenario_budget,
 )
 from conformance.model.iceberg import CORRECTED, SPARK
 from reference_impl.iceberg import ModelEngine
@@ -38,7 +39,7 @@ def _failing(where: ScheduleRunner | ModelEngine) -> set[tuple[str, str, int]]:
 def test_one_run_per_class_finds_what_every_run_finds() -> None:
     """Spark's preset on the model engine: planned, concurrent, one run per class, the same FAILs."""
     every = _failing(ModelEngine(SPARK))
-    plan = ModelPlan(SPARK)
+    plan = iceberg_plan(SPARK)
     runner = ScheduleRunner(ModelEngine(SPARK), plan, parallel=2)
     runner.prefetch(plan.work(Planned(setup, scenario) for _, scenario, setup in CHECKS))
     planned = _failing(runner)
@@ -48,7 +49,7 @@ def test_one_run_per_class_finds_what_every_run_finds() -> None:
 
 
 def test_the_plan_predicts_the_failing_checks_and_orders_them_first() -> None:
-    plan = ModelPlan(SPARK)
+    plan = iceberg_plan(SPARK)
     predicted = {
         (rid, config_id(setup), id(scenario))
         for rid, scenario, setup in CHECKS
@@ -58,11 +59,11 @@ def test_the_plan_predicts_the_failing_checks_and_orders_them_first() -> None:
     setup = next(s for s in UPDATE_THEN_DELETE.configs if config_id(s) == "upd-mor-del-mor-snapshot-v2")
     first = plan.ordered(setup, EVERY_TWO_OPERATION_SCHEDULE)[0]
     assert plan.breaks(setup, EVERY_TWO_OPERATION_SCHEDULE, first)
-    assert not ModelPlan(CORRECTED).predicts_failure(Planned(setup, UPDATE_THEN_DELETE))
+    assert not iceberg_plan(CORRECTED).predicts_failure(Planned(setup, UPDATE_THEN_DELETE))
 
 
 def test_classes_join_configurations_the_model_cannot_tell_apart() -> None:
-    plan = ModelPlan(SPARK)
+    plan = iceberg_plan(SPARK)
     work = plan.work(Planned(setup, UPDATE_THEN_DELETE) for setup in UPDATE_THEN_DELETE.configs)
     assert len(work) == 16
     # The resurrecting configuration is a class of its own; the others share a few histories.
@@ -88,7 +89,7 @@ def test_fail_fast_stops_at_the_first_fail_and_never_certifies(tmp_path: Path) -
 
 def test_the_core_budget_runs_the_leading_schedules_of_a_scenario_that_names_them() -> None:
     setup = next(s for s in NON_KEY_PREDICATES.configs if config_id(s) == "upd-mor-del-mor-snapshot-v2")
-    core = ScheduleRunner(ModelEngine(SPARK), core=True)
+    core = ScheduleRunner(ModelEngine(SPARK), budget=scenario_budget(True))
     assert core.schedules(setup, NON_KEY_PREDICATES) == NON_KEY_PREDICATES.schedules[:1]
     assert ScheduleRunner(ModelEngine(SPARK)).schedules(setup, NON_KEY_PREDICATES) == NON_KEY_PREDICATES.schedules
     assert core.schedules(setup, UPDATE_THEN_DELETE) == UPDATE_THEN_DELETE.schedules  # names none: all

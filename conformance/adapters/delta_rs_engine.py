@@ -200,6 +200,9 @@ class DeltaRsEngineTarget(TargetBase):
     sides: frozenset[Side] = frozenset({"engine"})
     profiles: frozenset[str] | None = frozenset({"delta-row-conflicts"})
     delta_exhaustive = False  # seconds per schedule: the directed checks only, by default
+    # The model's preset of delta-rs's conflict checker as observed (conformance/model/delta/presets.py):
+    # the checks the model predicts to fail run first, one engine run per class of equivalent schedules.
+    model_preset: str | None = "delta-rs-1.6"
 
     def __init__(self, version: str | None = None, hold_timeout_s: float = 120.0, exhaustive: bool = False) -> None:
         wanted = version or os.environ.get(VERSION_ENV)

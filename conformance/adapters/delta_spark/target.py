@@ -22,6 +22,9 @@ class DeltaSparkTarget(TargetBase):
     sides: frozenset[Side] = frozenset({"engine"})
     profiles: frozenset[str] | None = frozenset({"delta-row-conflicts"})
     delta_exhaustive = False  # seconds per schedule: the directed checks only, by default
+    # The model's preset of delta-spark's conflict checks (conformance/model/delta/presets.py): the
+    # checks the model predicts to fail run first, one engine run per class of equivalent schedules.
+    model_preset: str | None = "delta-spark"
 
     def __init__(
         self,

@@ -8,6 +8,7 @@ DELETE of ``kim`` drops a whole file; ``lee`` and ``max`` are only inserted or m
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from conformance.checks.iceberg.scenarios import (
@@ -75,6 +76,23 @@ class Scenario:
     requirement: str
     schedules: tuple[HeldSchedule, ...]
     kinds: frozenset[AnomalyKind]
+
+    def order_for(self, setup: DeltaSetup) -> SerialOrder:
+        return serial_order(setup)
+
+    def schedules_on(self, setup: DeltaSetup) -> tuple[HeldSchedule, ...]:
+        """The schedules a check runs on ``setup`` (with both publication lags on a catalog-managed table)."""
+        return tuple(schedules_for(setup, self.schedules))
+
+
+def schedules_for(setup: DeltaSetup, schedules: tuple[HeldSchedule, ...]) -> Iterator[HeldSchedule]:
+    """On a catalog-managed table each schedule runs with both publication lags, unless it says
+    itself when commits are published."""
+    for schedule in schedules:
+        if setup.catalog_managed and not schedule.publishes():
+            yield from publication_variants(schedule)
+        else:
+            yield schedule
 
 
 def race(first: Operation, second: Operation) -> HeldSchedule:

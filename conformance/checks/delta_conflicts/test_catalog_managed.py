@@ -13,21 +13,24 @@ from conformance.checks.delta_conflicts.scenarios import (
     UNPUBLISHED_WINNERS,
     config_id,
 )
-from conformance.contract.delta_engine import DeltaEngine, DeltaSetup
+from conformance.checks.explorer.runner import ScheduleRunner
+from conformance.contract.delta_engine import DeltaSetup
 from conformance.observe.transcript import Transcript
 
 pytestmark = pytest.mark.parametrize("setup", CATALOG_MANAGED, ids=config_id)
 
 
 @pytest.mark.req("DELTA-CM-CHECK-RATIFIED-WINNERS")
+@pytest.mark.scenario(UNPUBLISHED_WINNERS)
 def test_loser_checks_unpublished_winners(
-    delta_engine: DeltaEngine, setup: DeltaSetup, table_name: str, transcript: Transcript
+    delta_runner: ScheduleRunner, setup: DeltaSetup, table_name: str, transcript: Transcript
 ) -> None:
-    run_check(delta_engine, table_name, setup, UNPUBLISHED_WINNERS, transcript)
+    run_check(delta_runner, table_name, setup, UNPUBLISHED_WINNERS, transcript)
 
 
 @pytest.mark.req("DELTA-CM-CHECK-BEFORE-REPROPOSE")
+@pytest.mark.scenario(PUBLISHED_WINNERS)
 def test_loser_checks_before_proposing_again(
-    delta_engine: DeltaEngine, setup: DeltaSetup, table_name: str, transcript: Transcript
+    delta_runner: ScheduleRunner, setup: DeltaSetup, table_name: str, transcript: Transcript
 ) -> None:
-    run_check(delta_engine, table_name, setup, PUBLISHED_WINNERS, transcript)
+    run_check(delta_runner, table_name, setup, PUBLISHED_WINNERS, transcript)

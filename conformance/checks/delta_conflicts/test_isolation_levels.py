@@ -13,21 +13,24 @@ from conformance.checks.delta_conflicts.scenarios import (
     WRITE_SERIALIZABLE_PAIRS,
     config_id,
 )
-from conformance.contract.delta_engine import DeltaEngine, DeltaSetup
+from conformance.checks.explorer.runner import ScheduleRunner
+from conformance.contract.delta_engine import DeltaSetup
 from conformance.observe.transcript import Transcript
 
 
 @pytest.mark.req("DELTA-SERIALIZABLE-COMMIT-ORDER")
 @pytest.mark.parametrize("setup", SERIALIZABLE, ids=config_id)
+@pytest.mark.scenario(SERIALIZABLE_PAIRS)
 def test_serializable_write_racing_an_append(
-    delta_engine: DeltaEngine, setup: DeltaSetup, table_name: str, transcript: Transcript
+    delta_runner: ScheduleRunner, setup: DeltaSetup, table_name: str, transcript: Transcript
 ) -> None:
-    run_check(delta_engine, table_name, setup, SERIALIZABLE_PAIRS, transcript)
+    run_check(delta_runner, table_name, setup, SERIALIZABLE_PAIRS, transcript)
 
 
 @pytest.mark.req("DELTA-WRITE-SERIALIZABLE-ORDER")
 @pytest.mark.parametrize("setup", WRITE_SERIALIZABLE, ids=config_id)
+@pytest.mark.scenario(WRITE_SERIALIZABLE_PAIRS)
 def test_write_serializable_write_racing_a_merge(
-    delta_engine: DeltaEngine, setup: DeltaSetup, table_name: str, transcript: Transcript
+    delta_runner: ScheduleRunner, setup: DeltaSetup, table_name: str, transcript: Transcript
 ) -> None:
-    run_check(delta_engine, table_name, setup, WRITE_SERIALIZABLE_PAIRS, transcript)
+    run_check(delta_runner, table_name, setup, WRITE_SERIALIZABLE_PAIRS, transcript)

@@ -17,8 +17,9 @@ from conformance.checks.delta_conflicts.scenarios import (
     Scenario,
     config_id,
 )
+from conformance.checks.explorer.runner import ScheduleRunner
 from conformance.checks.iceberg.scenarios import ALL_KINDS, DATA_FILES
-from conformance.contract.delta_engine import DeltaEngine, DeltaSetup, NotSupported
+from conformance.contract.delta_engine import DeltaSetup, NotSupported
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import Violation
 from conformance.run_context import RunContext
@@ -31,15 +32,16 @@ REQ = "DELTA-ISOLATION-LEVEL"  # the marks spell it out: coverage reads them sta
 
 @pytest.mark.req("DELTA-ISOLATION-LEVEL")
 @pytest.mark.parametrize("setup", CONFIGS, ids=config_id)
+@pytest.mark.scenario(EVERY_TWO_OPERATION_SCHEDULE)
 def test_every_two_operation_schedule(
-    delta_engine: DeltaEngine, setup: DeltaSetup, table_name: str, transcript: Transcript
+    delta_runner: ScheduleRunner, setup: DeltaSetup, table_name: str, transcript: Transcript
 ) -> None:
-    run_check(delta_engine, table_name, setup, EVERY_TWO_OPERATION_SCHEDULE, transcript)
+    run_check(delta_runner, table_name, setup, EVERY_TWO_OPERATION_SCHEDULE, transcript)
 
 
 @pytest.mark.req("DELTA-ISOLATION-LEVEL")
 def test_generated_schedules(
-    delta_engine: DeltaEngine, lakecert: RunContext, seed: int, table_name: str, transcript: Transcript
+    delta_runner: ScheduleRunner, lakecert: RunContext, seed: int, table_name: str, transcript: Transcript
 ) -> None:
     tables = itertools.count()
 
@@ -50,7 +52,7 @@ def test_generated_schedules(
         schedule = published_when(setup, schedule, lagging)
         try:
             finding = first_finding(
-                delta_engine, f"{table_name}_{next(tables)}", setup, Scenario(REQ, (schedule,), ALL_KINDS)
+                delta_runner, f"{table_name}_{next(tables)}", setup, Scenario(REQ, (schedule,), ALL_KINDS)
             )
         except NotSupported:
             reject()  # a configuration the engine does not write; others are drawn instead

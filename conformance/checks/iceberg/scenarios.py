@@ -9,8 +9,10 @@ a predicate on color or label (a non-key column) matches rows in both data files
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from conformance.checks.explorer.plan import Explored
 from conformance.contract.iceberg import Isolation, Mode, Operation, OpKind, Row, TableSetup
 from conformance.history import AnomalyKind, SerialOrder
 from conformance.schedules.enumerate import Event, HeldSchedule, held_schedules, pairs
@@ -72,12 +74,31 @@ class Scenario:
     # of the core budget). A real engine pays seconds per schedule; the full budget runs them all.
     core: int | None = None
 
+    def order_for(self, setup: TableSetup) -> SerialOrder:
+        """The same order on every configuration (the check names it)."""
+        return self.order
+
+    def schedules_on(self, setup: TableSetup) -> tuple[HeldSchedule, ...]:
+        """The same schedules on every configuration."""
+        return self.schedules
+
 
 def in_budget(scenario: Scenario, core: bool) -> Scenario:
     """The scenario as the budget runs it: its leading ``core`` schedules in the core budget."""
     if not core or scenario.core is None:
         return scenario
     return replace(scenario, schedules=scenario.schedules[: scenario.core])
+
+
+def scenario_budget(core: bool) -> Callable[[Explored], Explored]:
+    """The explorer's budget hook (``ScheduleRunner(budget=...)``): a scenario as the budget runs it."""
+
+    def budget(scenario: Explored) -> Explored:
+        if isinstance(scenario, Scenario):
+            return in_budget(scenario, core)
+        return scenario
+
+    return budget
 
 
 def race(first: Operation, second: Operation) -> HeldSchedule:
