@@ -52,21 +52,12 @@ def test_a_broken_premise_beside_a_passing_check_still_blocks_certification() ->
     assert _summary(_all_pass("-")).profile_verdict(CATALOG) == "CERTIFIED"
 
 
-class _CatalogOfOneLocation:
-    """Just enough of a catalog for ``CatalogDriver.new_table``: every staging table at one place."""
-
-    def __init__(self) -> None:
-        self.ids = iter(range(100))
-
-    def create_staging_table(self) -> StagingTable:
-        return StagingTable(f"t{next(self.ids)}", "file:///nowhere/shared")
-
-
 def test_a_location_given_to_two_tables_breaks_the_premise_before_any_write() -> None:
     storage = MagicMock()
+    catalog = MagicMock()  # every staging table at one place
+    catalog.create_staging_table.side_effect = [StagingTable(f"t{i}", "file:///nowhere/shared") for i in range(2)]
     locations: dict[str, str] = {}
-    first = CatalogDriver(MagicMock(), storage, locations=locations)
-    first.catalog.create_staging_table = _CatalogOfOneLocation().create_staging_table
+    first = CatalogDriver(catalog, storage, locations=locations)
     first.new_table("a")
     writes = storage.put.call_count
     second = CatalogDriver(first.catalog, storage, locations=locations)  # another check of the run

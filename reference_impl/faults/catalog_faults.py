@@ -273,6 +273,17 @@ class SharedStagingLocation(ReferenceCatalog):
 
 
 @fault(
+    "drop-keeps-name",
+    "catalog",
+    breaks=("CAT-DROP",),
+    description="Acknowledges a drop but keeps the table's name: it still resolves.",
+)
+class DropKeepsName(ReferenceCatalog):
+    def drop_table(self, name: str) -> None:
+        self.resolve(name)  # an unknown name is still refused; a known one is left as it was
+
+
+@fault(
     "bad-maintenance-policy",
     "catalog",
     breaks=("CAT-MAINTENANCE-POLICY",),

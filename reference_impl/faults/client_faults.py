@@ -51,6 +51,22 @@ class IctDisabled(ReferenceClient):
 
 
 @fault(
+    "map-as-pairs",
+    "client",
+    ("WRT-STAGED-FORMAT",),
+    "A remove's partitionValues is written as a JSON array of pairs (how a Parquet map decodes), not an object.",
+)
+class MapAsPairs(ReferenceClient):
+    def _order_actions(self, actions: list[Action]) -> list[Action]:
+        out = []
+        for a in super()._order_actions(actions):
+            if "remove" in a:
+                a = {"remove": {**a["remove"], "partitionValues": list(a["remove"].get("partitionValues", {}).items())}}
+            out.append(a)
+        return out
+
+
+@fault(
     "commitinfo-last", "client", ("WRT-COMMITINFO-FIRST",), "commitInfo is written as the last action of each commit."
 )
 class CommitInfoLast(ReferenceClient):

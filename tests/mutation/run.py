@@ -183,9 +183,18 @@ def session_for(group: Group, module: str, tree: Path, files: list[str], retry: 
         with sqlite3.connect(session) as db:  # survivors of an older suite are tested again
             db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'")
     meta.write_text(json.dumps({"suite": suite}))
+    repoint(session, str(tree / module))
     cosmic(["cr-filter-operators", str(session), str(config)], tree)  # marks left-out operators skipped
     skip_out_of_scope(module, session)
     return session, config
+
+
+def repoint(session: Path, module_path: str) -> None:
+    """cosmic-ray stores the absolute path of the module it mutates in each work item. A cache
+    copied from another checkout (or a moved one) would mutate that checkout's tree while this
+    one's runs unmutated, and every such mutant would "survive": point them at this tree."""
+    with sqlite3.connect(session) as db:
+        db.execute("UPDATE mutation_specs SET module_path = ? WHERE module_path != ?", (module_path, module_path))
 
 
 def skip_out_of_scope(module: str, session: Path) -> None:
