@@ -290,6 +290,20 @@ class CleanupKeepsCompactions(ReferenceClient):
         return [u for u in plan_cleanup(uris, cutoff_version) if u not in compactions]
 
 
+@fault(
+    "cleanup-compaction-after-checkpoint",
+    "client",
+    ("WRT-CLEANUP-COMPACTION",),
+    "Deletes only log compaction files starting below the cut-off checkpoint, keeping one that starts at it.",
+)
+class CleanupCompactionAfterCheckpoint(ReferenceClient):
+    def _cleanup_plan(self, uris: list[str], cutoff_version: int) -> list[str]:
+        files = log_files(uris)
+        cp = cut_off_checkpoint(files, cutoff_version)
+        at_cp = {f.uri for f in files if f.kind == "compaction" and f.version == cp}
+        return [u for u in plan_cleanup(uris, cutoff_version) if u not in at_cp]
+
+
 # ====================================================================== discovery
 
 

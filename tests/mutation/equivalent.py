@@ -778,20 +778,6 @@ _MORE += [
         " deletes less; metadata cleanup is optional and deleting less never breaks a rule",
     ),
     (
-        "reference_impl/delta/cleanup.py",
-        "return f.version <= cp  # startVersion <= cp",
-        "return f.version < cp  # startVersion <= cp",
-        "gap (SHOULD): a log compaction starting exactly at the cut-off checkpoint is kept;"
-        " test_cleanup_removes_old_compactions has none starting there (WRT-CLEANUP-COMPACTION)",
-    ),
-    (
-        "reference_impl/delta/compaction.py",
-        'if "protocol" in action:',
-        'if not "protocol" in action:',
-        "gap, closed after the run: killed by test_compaction_holds_exactly_its_range over v1-v3"
-        " (checked with tests.mutation.kill --select); the session still holds the earlier survival",
-    ),
-    (
         "reference_impl/delta/checkpoint.py",
         "return hint if isinstance(hint, dict) else None",
         "return hint if not isinstance(hint, dict) else None",
