@@ -245,6 +245,27 @@ _MORE: list[tuple[str, str, str, str]] = [
 ]
 _MORE += [
     (
+        CATALOG,
+        "if row is None or row.name is not None or row.latest_version >= 0:  # registered concurrently",
+        "if row is None or row.name is not None and row.latest_version >= 0:  # registered concurrently",
+        "outside the RFC: the re-test inside the write transaction differs only when the table was"
+        " dropped between the catalog's own read and write (a race with itself no client can set up);"
+        " the test before it refuses the same registrations, and how a catalog registers is its own",
+    ),
+    (
+        CATALOG,
+        "if published is not None and not (_is_int(published) and 0 <= published < version):",
+        "if published is not None and not (_is_int(published) and -1 <= published < version):",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "if commit.staged_uri is None or kept is None:",
+        "if commit.staged_uri is None and kept is None:",
+        "equivalent: differs only for a staged commit whose bytes were not kept, which happens only"
+        " in a catalog built without storage; every catalog lakecert runs (in process, served) has one",
+    ),
+    (
         "reference_impl/delta/cleanup.py",
         "return False",
         "return True",
