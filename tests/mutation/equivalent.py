@@ -526,9 +526,9 @@ _MORE += [
         "reference_impl/delta/log_paths.py",
         'end = int(m.group(2)) if kind == "compaction" else None',
         'end = int(m.group( 1)) if kind == "compaction" else None',
-        "gap: not seen, by construction: parse_log_name is shared by the reference and the suite's evidence"
-        " (the checks read file names with it), so this mutant changes the judge along with the product;"
-        " a limit of mutating code the checks also use (docs/mutation.md)",
+        "equivalent for the product: no reference code reads a LogFile's end_version (the client"
+        " compacts the range it is asked for); only the evidence of WRT-COMPACTION-PUBLISHED does, so"
+        " the mutant weakens the judge, never the product",
     ),
 ]
 _MORE += [
@@ -820,11 +820,6 @@ _MORE += [
     ),
 ]
 LOG_PATHS = "reference_impl/delta/log_paths.py"
-SHARED = (
-    "gap: not seen, by construction: parse_log_name is shared by the reference and the suite's evidence"
-    " (the checks read file names with it), so this mutant changes the judge along with the product;"
-    " a limit of mutating code the checks also use (docs/mutation.md)"
-)
 _MORE += [
     (
         SNAPSHOT,
@@ -832,18 +827,27 @@ _MORE += [
         "if target < 0 and target > seg.latest_version:",
         "equivalent: a read outside 0..latest still fails, on the commits missing for it",
     ),
-    (LOG_PATHS, "if len(parts) < 3:", "if len(parts) < 4:", SHARED),
+    (
+        LOG_PATHS,
+        "if len(parts) < 3:",
+        "if len(parts) < 4:",
+        "equivalent: every URI classified is absolute and below a table location, so rsplit gives four"
+        " parts and the guard never decides",
+    ),
     (
         LOG_PATHS,
         "if parent == STAGED_DIR and len(parts) == 4 and parts[-3] == LOG_DIR:",
         "if parent == STAGED_DIR or len(parts) == 4 and parts[-3] == LOG_DIR:",
-        SHARED,
+        "equivalent on conforming tables: a file named like a staged commit in a _staged_commits folder"
+        " outside _delta_log would count as staged; the reference lists only _delta_log, and the"
+        " staging checks test a staged file's folder on their own (startswith the staging folder)",
     ),
     (
         LOG_PATHS,
         'return LogFile(uri, "staged", int(m.group(1)), uuid=m.group(2))',
         'return LogFile(uri, "staged", int(m.group(1)), uuid=m.group( 1))',
-        SHARED,
+        "equivalent: no code reads a staged LogFile's uuid (it is compared only as part of the whole"
+        " record, which changes alike for every listing)",
     ),
 ]
 _MORE += [
