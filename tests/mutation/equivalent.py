@@ -881,4 +881,106 @@ _MORE += [
         HINT,
     ),
 ]
+# The `iceberg` and `server` groups (session 5, first runs).
+VALIDATION = "conformance/model/iceberg/validation.py"
+SERVICE = "reference_impl/server/service.py"
+STRICTER = (
+    "outside the rules judged: a validation stricter than Iceberg's, so only more writes abort; no"
+    " requirement of iceberg-row-delta forbids an abort, they judge what commits"
+)
+DV_OFF = (
+    "gap: the deletion-vector test is off on v3; with every validation on (the reference)"
+    " validateNoConflictingDeleteFiles refuses the same commits first, since a deletion vector is a"
+    " delete file of a data file the operation references; the Spark preset turns that one off for"
+    " merge-on-read deletes and relies on this test, but presets are judged only through real engines"
+)
+DELETED_OFF = (
+    "gap: validateDeletedFiles off (DELETE snapshots no longer end a data file's validity); not seen"
+    " by the group's run, which has no scenario where a concurrent DELETE drops a whole data file the"
+    " operation references (deletes of some rows commit as OVERWRITE, covered by the other test)"
+)
+_V59 = "if setup.format_version >= 3 and checks.no_concurrent_dvs and deletes.dv_for in written.dv_files:"
+_MORE += [
+    (VALIDATION, "@dataclass(frozen=True)", "@dataclass(frozen=False)", "equivalent: nothing assigns to a Validations"),
+    *[
+        (VALIDATION, "NONE = Validations(False, False, False, False, False)", after, STRICTER)
+        for after in (
+            "NONE = Validations(True, False, False, False, False)",
+            "NONE = Validations(False, True, False, False, False)",
+            "NONE = Validations(False, False, True, False, False)",
+            "NONE = Validations(False, False, False, True, False)",
+            "NONE = Validations(False, False, False, False, True)",
+        )
+    ],
+    (
+        VALIDATION,
+        "if checks.no_conflicting_delete_files and deletes.data_files & written.referenced:",
+        "if checks.no_conflicting_delete_files or deletes.data_files & written.referenced:",
+        STRICTER,
+    ),
+    (VALIDATION, _V59, _V59.replace(">= 3 and", ">= 3 or"), STRICTER),
+    (VALIDATION, _V59, _V59.replace("dvs and", "dvs or"), STRICTER),
+    (
+        VALIDATION,
+        _V59,
+        _V59.replace(">= 3", ">= 2"),
+        "equivalent: format v2 tables have no deletion vectors, so the test never decides there",
+    ),
+    (
+        VALIDATION,
+        "and setup.isolation is Isolation.SERIALIZABLE",
+        "or setup.isolation is Isolation.SERIALIZABLE",
+        STRICTER,
+    ),
+    (VALIDATION, "and op.id is not None", "or op.id is not None", STRICTER),
+    (
+        VALIDATION,
+        "and snap.operation in (SnapshotOp.APPEND, SnapshotOp.OVERWRITE)",
+        "or snap.operation in (SnapshotOp.APPEND, SnapshotOp.OVERWRITE)",
+        STRICTER,
+    ),
+    (VALIDATION, "no_concurrent_dvs: bool = True", "no_concurrent_dvs: bool = False", DV_OFF),
+    (VALIDATION, _V59, "if not " + _V59.removeprefix("if "), DV_OFF),
+    (VALIDATION, _V59, _V59.replace(">= 3", ">= 4"), DV_OFF),
+    (VALIDATION, _V59, _V59.replace(">= 3", "< 3"), DV_OFF),
+    (VALIDATION, _V59, _V59.replace(">= 3", "> 3"), DV_OFF),
+    (VALIDATION, "deleted_files: bool = True", "deleted_files: bool = False", DELETED_OFF),
+    (VALIDATION, "if checks.deleted_files:", "if not checks.deleted_files:", DELETED_OFF),
+    *[
+        (
+            SERVICE,
+            "if len(parts) != 2 or not all(parts):",
+            after,
+            "outside the catalog contract: schema lookup (UC's GET /schemas/{name}), which no Delta catalog"
+            " check calls; the commit path does not use it",
+        )
+        for after in (
+            "if len(parts) != 3 or not all(parts):",
+            "if not len(parts) != 2 or not all(parts):",
+            "if len(parts) == 2 or not all(parts):",
+        )
+    ],
+    (
+        SERVICE,
+        'names = [c.staged_uri.rsplit("/", 1)[-1] for c in resp.commits if c.staged_uri is not None]',
+        'names = [c.staged_uri.rsplit("/", 1)[- 2] for c in resp.commits if c.staged_uri is not None]',
+        "outside the catalog contract: only the file size and modification time UC reports beside each"
+        " listed commit are looked up by these names; the contract's RatifiedCommit carries neither",
+    ),
+    (
+        SERVICE,
+        "except CommitFileError as e:",
+        "except CosmicRayTestingException as e:",
+        "outside the RFC: a staged file the server cannot read gives HTTP 500 instead of 400; the"
+        " proposal is refused either way and nothing is ratified (whether a missing staged file must"
+        " be refused is not a requirement: a catalog may ratify without reading storage)",
+    ),
+    (
+        SERVICE,
+        "schema = metadata.schema_.columns if metadata.schema_ is not None else None",
+        "schema = metadata.schema_.columns if not metadata.schema_ is not None else None",
+        "outside the catalog contract: the columns of UC's table record, updated by a commit that"
+        " carries metadata; the Delta catalog profile judges commits, not UC's table records",
+    ),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
