@@ -983,4 +983,86 @@ _MORE += [
         " carries metadata; the Delta catalog profile judges commits, not UC's table records",
     ),
 ]
+# Server survivors outside what the catalog contract (and so the catalog profile over `uc`) can see.
+NAMING_URI = (
+    "outside the catalog contract: other spellings of a file: URI (file:/a for file:///a); the uc"
+    " adapter sends a table's location as the server handed it out"
+)
+MALFORMED_500 = (
+    "outside the RFC: commit content that is not JSON lines gives HTTP 500 instead of 400; the"
+    " proposal is refused either way and nothing is ratified"
+)
+NAMESPACES = (
+    "outside the catalog contract: UC's catalog and schema lookups, which no Delta catalog check"
+    " calls (the uc target works in one catalog and schema it is given)"
+)
+UC_NAMES = (
+    "outside the catalog contract: which part of UC's three-part name is the catalog, the schema or"
+    " the table; not observable with the one catalog and schema the uc target uses"
+)
+AUTHZ = (
+    "outside the catalog contract: which role may commit and which may read; the uc target runs with"
+    " one principal allowed everything (tests/test_server_auth.py judges the roles)"
+)
+DOUBLE_GUARD = (
+    "equivalent: the catalog's own proposal test (staging folder prefix and staged name pattern)"
+    " refuses the same file names the server's first test lets through"
+)
+UC_LIMIT = (
+    "outside the RFC: Unity Catalog's limit on unpublished commits (RESOURCE_EXHAUSTED); the checks"
+    " stay under it, and a catalog without a limit is conforming"
+)
+_MORE += [
+    (
+        SERVICE,
+        'if uri.startswith("file:") and not uri.startswith("file://"):',
+        'if uri.startswith("file:") and  uri.startswith("file://"):',
+        NAMING_URI,
+    ),
+    (
+        SERVICE,
+        "except (UnicodeDecodeError, ValueError, RecursionError) as e:",
+        "except (CosmicRayTestingException, ValueError, RecursionError) as e:",
+        MALFORMED_500,
+    ),
+    (SERVICE, "return found[0]", "return found[ -1]", NAMESPACES),
+    (
+        SERVICE,
+        "return self._schema_info(self._schema(parts[0], parts[1]))",
+        "return self._schema_info(self._schema(parts[0], parts[ 0]))",
+        NAMESPACES,
+    ),
+    (
+        SERVICE,
+        "return self._schema_info(self._schema(parts[0], parts[1]))",
+        "return self._schema_info(self._schema(parts[0], parts[ 2]))",
+        NAMESPACES,
+    ),
+    (SERVICE, "return parts[0], parts[1], parts[2]", "return parts[0], parts[ 0], parts[2]", UC_NAMES),
+    (
+        SERVICE,
+        'catalog, schema, name = info.name.split(".", 2) if info.name.count(".") == 2 else ("", "", info.name)',
+        'catalog, schema, name = info.name.split(".", 2) if info.name.count(".") != 2 else ("", "", info.name)',
+        UC_NAMES,
+    ),
+    (
+        SERVICE,
+        'catalog, schema, name = info.name.split(".", 2) if info.name.count(".") == 2 else ("", "", info.name)',
+        'catalog, schema, name = info.name.split(".", 2) if info.name.count(".") == 1 else ("", "", info.name)',
+        UC_NAMES,
+    ),
+    (SERVICE, "if writing:", "if not writing:", AUTHZ),
+    (
+        SERVICE,
+        'if any(c in file_name for c in "/\\\\\\x00") or file_name in (".", ".."):',
+        'if any(c in file_name for c in "/\\\\\\x00") and file_name in (".", ".."):',
+        DOUBLE_GUARD,
+    ),
+    (
+        SERVICE,
+        "if limit is None or version != row.latest_version + 1:",
+        "if not limit is None or version != row.latest_version + 1:",
+        UC_LIMIT,
+    ),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
