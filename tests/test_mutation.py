@@ -5,6 +5,7 @@ chosen mutants of the reference, applied by cosmic-ray in a copy of the checkout
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.mutation.groups import GROUPS
-from tests.mutation.run import copy_tree, forkserver, tracked_files
+from tests.mutation.run import copy_tree, forkserver, repoint, tracked_files
 from tests.mutation.sample import Mutant, mutated_source
 
 CATALOG = "reference_impl/catalog/catalog.py"
@@ -112,3 +113,15 @@ def test_equivalent_mutant_survives(tree: Path) -> None:
     assert mutated_source(tree, SURVIVES) != (tree / SURVIVES.file).read_text()  # the mutant changes the code
     proc = judged(tree, SURVIVES)
     assert (proc.returncode, proc.stdout[:8]) == (0, "SURVIVED"), proc.stdout + proc.stderr
+
+
+def test_a_copied_cache_mutates_this_checkouts_tree(tmp_path: Path) -> None:
+    """cosmic-ray keeps absolute module paths: a session copied from another checkout must be
+    pointed at this one's tree, or its mutants change the other tree and all "survive" here."""
+    session = tmp_path / "s.sqlite"
+    with sqlite3.connect(session) as db:
+        db.execute("CREATE TABLE mutation_specs (module_path VARCHAR, job_id VARCHAR)")
+        db.executemany("INSERT INTO mutation_specs VALUES (?, ?)", [("/elsewhere/tree/m.py", "a"), ("/x/m.py", "b")])
+    repoint(session, "/here/tree/m.py")
+    with sqlite3.connect(session) as db:
+        assert {p for (p,) in db.execute("SELECT module_path FROM mutation_specs")} == {"/here/tree/m.py"}

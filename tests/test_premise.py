@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-import pytest
+from unittest.mock import MagicMock
 
-from conformance.checks.delta.builders import premise
-from conformance.contract.delta import CommitConflict
+import pytest
+from hypothesis.errors import Flaky
+from hypothesis.stateful import RuleBasedStateMachine, rule
+
+from conformance.checks.delta.builders import CatalogDriver, premise
+from conformance.config import ModelBudget
+from conformance.contract.delta import CommitConflict, StagingTable
 from conformance.plugin.outcomes import blames_product
 from conformance.report.outcomes import Outcome, PremiseBroken
 from conformance.report.results import CheckResult, RunSummary
 from conformance.requirements import profiles
+from conformance.schedules.generated import run_machine
 
 CATALOG = "delta-cm-catalog"
 
@@ -44,3 +50,47 @@ def test_a_broken_premise_beside_a_passing_check_still_blocks_certification() ->
     assert summary.statuses["CAT-LIST-RANGE"] is Outcome.PASS
     assert summary.profile_verdict(CATALOG) == "NOT_CERTIFIED"
     assert _summary(_all_pass("-")).profile_verdict(CATALOG) == "CERTIFIED"
+
+
+def test_a_location_given_to_two_tables_breaks_the_premise_before_any_write() -> None:
+    storage = MagicMock()
+    catalog = MagicMock()  # every staging table at one place
+    catalog.create_staging_table.side_effect = [StagingTable(f"t{i}", "file:///nowhere/shared") for i in range(2)]
+    locations: dict[str, str] = {}
+    first = CatalogDriver(catalog, storage, locations=locations)
+    first.new_table("a")
+    writes = storage.put.call_count
+    second = CatalogDriver(first.catalog, storage, locations=locations)  # another check of the run
+    with pytest.raises(PremiseBroken, match="distinct tables have distinct locations") as raised:
+        second.new_table("b")
+    assert raised.value.__cause__ is None  # no target exception: the premise itself is the finding
+    assert storage.put.call_count == writes  # the other table's version 0 is not overwritten
+
+
+def _machine_whose_premise_breaks_once() -> type[RuleBasedStateMachine]:
+    calls = iter(range(1000))
+
+    class Machine(RuleBasedStateMachine):
+        @rule()
+        def step(self) -> None:
+            if next(calls) == 3:  # the fourth step only: the replay of that sequence passes
+                raise PremiseBroken("a table shares a location")
+
+    return Machine
+
+
+def test_a_premise_broken_once_is_charged_to_the_premise_not_called_flaky() -> None:
+    with pytest.raises(PremiseBroken, match="shares a location"):
+        run_machine(_machine_whose_premise_breaks_once(), 1, ModelBudget(examples=5, steps=5, shrink=False))
+
+
+def test_a_flaky_machine_without_a_broken_premise_stays_flaky() -> None:
+    calls = iter(range(1000))
+
+    class Machine(RuleBasedStateMachine):
+        @rule()
+        def step(self) -> None:
+            assert next(calls) != 3
+
+    with pytest.raises(Flaky):
+        run_machine(Machine, 1, ModelBudget(examples=5, steps=5, shrink=False))

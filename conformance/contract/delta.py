@@ -174,6 +174,17 @@ class Catalog(Protocol):
         """The catalog's maintenance policy for the table (RFC "Maintenance Operations")."""
 
 
+@runtime_checkable
+class DroppingCatalog(Catalog, Protocol):
+    """A catalog that also offers dropping tables: optional (RFC "Creating and Dropping" leaves how
+    to drop to the catalog). A catalog without ``drop_table``, or whose ``drop_table`` raises
+    ``NotSupported``, makes CAT-DROP NOT_APPLICABLE."""
+
+    def drop_table(self, name: str) -> None:
+        """Remove the table's name from the catalog (a soft drop is enough); ``TableNotFound`` when
+        no table has that name. No commit is made to the table."""
+
+
 # ---------------------------------------------------------------- client
 
 

@@ -100,6 +100,18 @@ class RecordingCatalog(_Recorder):
     def resolve(self, name: str) -> TableInfo:
         return self._call("resolve", {"name": name}, lambda: self.inner.resolve(name))
 
+    def drop_table(self, name: str) -> None:
+        """The optional drop (``contract.delta.DroppingCatalog``): a catalog without it does not
+        offer dropping, which the check then verifies as ``NotSupported``."""
+        drop = getattr(self.inner, "drop_table", None)
+
+        def call() -> None:
+            if drop is None:
+                raise NotSupported("the catalog offers no drop_table")
+            drop(name)
+
+        self._call("drop_table", {"name": name}, call)
+
     def commit(
         self,
         table_id: str,

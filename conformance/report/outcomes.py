@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from enum import StrEnum
 from typing import NoReturn
 
@@ -58,7 +61,29 @@ class PremiseBroken(Exception):
 
     Its ``__cause__`` says who is wrong: about the product, the check FAILs with "premise broken:"
     charged to none of its requirements (it still blocks certification); about the suite, ERROR.
+    Inside ``premises_seen()`` every one raised is also recorded: a generated schedule whose
+    premise broke in one attempt and held in the replay must still be charged to the premise.
     """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        seen = _PREMISES_SEEN.get()
+        if seen is not None:
+            seen.append(self)
+
+
+_PREMISES_SEEN: ContextVar[list[PremiseBroken] | None] = ContextVar("premises_seen", default=None)
+
+
+@contextmanager
+def premises_seen() -> Iterator[list[PremiseBroken]]:
+    """Collect every ``PremiseBroken`` raised in this context (the current thread's)."""
+    seen: list[PremiseBroken] = []
+    token = _PREMISES_SEEN.set(seen)
+    try:
+        yield seen
+    finally:
+        _PREMISES_SEEN.reset(token)
 
 
 class NotApplicable(pytest.skip.Exception):  # type: ignore[misc,name-defined]

@@ -106,10 +106,3 @@ def parse_log_name(uri: str) -> LogFile | None:
         if m:
             return LogFile(uri, "staged", int(m.group(1)), uuid=m.group(2))
     return None
-
-
-def table_location(log_uri: str) -> str | None:
-    """The table location a log entry belongs to (the parent of ``_delta_log``)."""
-    marker = f"/{LOG_DIR}/"
-    idx = log_uri.rfind(marker)
-    return log_uri[:idx] if idx > 0 else None

@@ -20,7 +20,7 @@ from conformance.contract.delta import (
 from reference_impl.catalog.catalog import ReferenceCatalog, check_commit, staged_dir_uri
 from reference_impl.catalog.store import TableRow, Tx
 from reference_impl.faults.base import fault
-from reference_impl.storage.commit_file import DEFAULT_READ_LIMITS, ReadLimits
+from reference_impl.storage.commit_file import DEFAULT_READ_LIMITS, ReadLimits, read_commit_file
 
 
 @fault(
@@ -270,6 +270,30 @@ class ResolveWrongLocation(ReferenceCatalog):
 class SharedStagingLocation(ReferenceCatalog):
     def _staging_location(self, table_id: str) -> str:
         return f"{self.warehouse_uri}/tables/staging"
+
+
+@fault(
+    "listing-needs-staged-files",
+    "catalog",
+    breaks=("CAT-LIST-LATEST",),
+    description="Reads every listed staged file back, so a listing fails once cleanup deleted one.",
+)
+class ListingNeedsStagedFiles(ReferenceCatalog):
+    def _as_ratified(self, location: str, commit: RatifiedCommit, kept: bytes | None) -> RatifiedCommit:
+        if commit.staged_uri is not None and kept is not None:
+            read_commit_file(self._storage, commit.staged_uri, location, self.read_limits)  # raises when gone
+        return super()._as_ratified(location, commit, kept)
+
+
+@fault(
+    "drop-keeps-name",
+    "catalog",
+    breaks=("CAT-DROP",),
+    description="Acknowledges a drop but keeps the table's name: it still resolves.",
+)
+class DropKeepsName(ReferenceCatalog):
+    def drop_table(self, name: str) -> None:
+        self.resolve(name)  # an unknown name is still refused; a known one is left as it was
 
 
 @fault(

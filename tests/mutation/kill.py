@@ -41,7 +41,7 @@ def _quiet() -> Iterator[None]:
 @contextlib.contextmanager
 def _target_config(group: Group, work: Path) -> Iterator[dict[str, Any]]:
     """The run's configuration: the embedded reference, or the `uc` target against the served one."""
-    budget: dict[str, Any] = {}  # the default seed and budget, as `make certify` judges
+    budget: dict[str, Any] = dict(group.settings)  # else the default seed and budget, as `make certify` judges
     if not group.served:
         yield {**budget, "target": "reference"}
         return

@@ -180,12 +180,39 @@ def session_for(group: Group, module: str, tree: Path, files: list[str], retry: 
         if cosmic(["cosmic-ray", "init", str(config), str(session)], tree) != 0:
             raise RuntimeError(f"cosmic-ray init failed for {module}")
     elif retry or (meta.exists() and json.loads(meta.read_text()).get("suite") != suite):
-        with sqlite3.connect(session) as db:  # survivors of an older suite are tested again
-            db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'")
+        # Survivors of an older suite are tested again, except those explained as equivalent:
+        # no check can kill them, so only --retry-survivors spends a run on each again.
+        with sqlite3.connect(session) as db:
+            again = [(job,) for job in unexplained_survivors(module, db, everyone=retry)]
+            db.executemany("DELETE FROM work_results WHERE job_id = ?", again)
     meta.write_text(json.dumps({"suite": suite}))
+    repoint(session, str(tree / module))
     cosmic(["cr-filter-operators", str(session), str(config)], tree)  # marks left-out operators skipped
     skip_out_of_scope(module, session)
     return session, config
+
+
+def unexplained_survivors(module: str, db: sqlite3.Connection, *, everyone: bool = False) -> list[str]:
+    """Job ids of the module's survivors that no equivalence explains (no entry, or a "gap:")."""
+    lines = (REPO / module).read_text().splitlines()
+    rows = db.execute(
+        "SELECT r.job_id, r.diff, s.start_pos_row FROM work_results r JOIN mutation_specs s ON s.job_id = r.job_id"
+        " WHERE r.test_outcome = 'SURVIVED'"
+    ).fetchall()
+    out = []
+    for job, diff, row in rows:
+        why = EQUIVALENT.get((module, lines[row - 1].strip(), mutated_line(diff or "")))
+        if everyone or why is None or why.startswith(GAP):
+            out.append(job)
+    return out
+
+
+def repoint(session: Path, module_path: str) -> None:
+    """cosmic-ray stores the absolute path of the module it mutates in each work item. A cache
+    copied from another checkout (or a moved one) would mutate that checkout's tree while this
+    one's runs unmutated, and every such mutant would "survive": point them at this tree."""
+    with sqlite3.connect(session) as db:
+        db.execute("UPDATE mutation_specs SET module_path = ? WHERE module_path != ?", (module_path, module_path))
 
 
 def skip_out_of_scope(module: str, session: Path) -> None:

@@ -7,6 +7,7 @@ Maps the ``Catalog`` contract onto UC OSS's API (``api/all.yaml`` of unitycatalo
 | ``create_staging_table`` | ``POST /staging-tables`` (or the next of the ``staging_tables`` option) |
 | ``register_table`` | ``POST /tables`` (MANAGED, DELTA, ``storage_location`` = the staging location) |
 | ``resolve`` | ``GET /tables/{catalog}.{schema}.{name}`` |
+| ``drop_table`` (optional) | ``DELETE /tables/{catalog}.{schema}.{name}`` |
 | ``commit`` | ``POST /delta/preview/commits`` with ``commit_info`` (+ ``latest_backfilled_version``) |
 | ``get_commits`` | ``GET /delta/preview/commits`` (JSON body), following UC's paging |
 | ``mark_published`` | ``POST /delta/preview/commits`` with only ``latest_backfilled_version`` |
@@ -145,6 +146,11 @@ class UCCatalog:
         info = self._table_info(name, self._client.call("GET", f"/tables/{full}"))
         self._remember(info.table_id, info.location, overwrite=False)  # creation's location wins
         return info
+
+    def drop_table(self, name: str) -> None:
+        """``DELETE /tables/{full_name}`` (the optional drop, ``contract.delta.DroppingCatalog``)."""
+        full = quote(f"{self._catalog}.{self._schema}.{name}{self._suffix}", safe="")
+        self._client.call("DELETE", f"/tables/{full}")
 
     # -------------------------------------------------------------- commits
 

@@ -157,12 +157,28 @@ class CatalogDriver:
     catalog: Catalog
     storage: Storage
     published: dict[str, int] = field(default_factory=dict)  # table id -> publication mark recorded
+    # location -> table id of every table this run's drivers created (the conftest shares one
+    # dict per run): a premise of every check is that its tables do not share files with others.
+    locations: dict[str, str] = field(default_factory=dict)
 
     def new_table(self, name: str) -> TableInfo:
         with premise("creating a table (staging location, version 0, registration)"):
             st: StagingTable = self.catalog.create_staging_table()
+            self._own_location(st)
             self.storage.put(P.delta_uri(st.location, 0), version0(st.table_id), if_absent=True)
             return self.catalog.register_table(name, st.table_id)
+
+    def _own_location(self, st: StagingTable) -> None:
+        """Premise: distinct tables have distinct locations. Two tables at one location overwrite
+        each other's published commits, so whatever a check then sees of either is not about the
+        rule it judges. Handing out a location twice is CAT-STAGING-UNIQUE's business (a SHOULD,
+        judged by its own check); here it only stops the check from blaming its own rules."""
+        other = self.locations.setdefault(st.location.rstrip("/"), st.table_id)
+        if other != st.table_id:
+            raise PremiseBroken(
+                f"distinct tables have distinct locations: staging table {st.table_id} was given"
+                f" {st.location}, already the location of table {other} (see CAT-STAGING-UNIQUE)"
+            )
 
     def stage(self, table: TableInfo, version: int) -> str:
         return LogBuilder(self.storage, table.location).stage(

@@ -19,9 +19,18 @@ def suite_storage(lakecert: RunContext, transcript: Transcript) -> RecordingStor
 
 
 @pytest.fixture
-def driver(catalog: RecordingCatalog, suite_storage: RecordingStorage) -> CatalogDriver:
+def driver(
+    catalog: RecordingCatalog, suite_storage: RecordingStorage, table_locations: dict[str, str]
+) -> CatalogDriver:
     """Drives the catalog under test as a well-behaved client."""
-    return CatalogDriver(catalog, suite_storage)
+    return CatalogDriver(catalog, suite_storage, locations=table_locations)
+
+
+@pytest.fixture(scope="session")
+def table_locations() -> dict[str, str]:
+    """Location -> table id of every table the suite's drivers created in this run (a premise:
+    no two share one, ``CatalogDriver.new_table``)."""
+    return {}
 
 
 @pytest.fixture

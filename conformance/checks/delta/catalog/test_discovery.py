@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, version0
-from conformance.contract.delta import MaintenancePolicy
+from conformance.contract.delta import MaintenancePolicy, NotSupported, TableNotFound
 from conformance.observe.recording import RecordingCatalog
-from reference_impl.delta.log_paths import delta_uri
+from conformance.report.outcomes import not_applicable
+from reference_impl.delta.log_paths import delta_uri, log_dir
 
 KNOWN_OPS = {"checkpoint", "log_compaction", "checksum", "metadata_cleanup", "vacuum"}
 
@@ -46,3 +47,26 @@ def test_policy_names_known_operations(catalog: RecordingCatalog, driver: Catalo
     assert isinstance(policy, MaintenancePolicy), f"policy is a {type(policy).__name__}"
     unknown = set(policy.allowed) - KNOWN_OPS
     assert not unknown, f"policy names operations no client knows: {sorted(unknown)}"
+
+
+@pytest.mark.req("CAT-DROP")
+def test_a_dropped_table_no_longer_resolves(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
+    """RFC "Creating and Dropping": a drop removes the table's name from the catalog and makes no
+    commit to the table; a neighbour created beside it stays as it was."""
+    table = driver.new_table(table_name)
+    kept = driver.new_table(f"{table_name}_kept")
+    driver.commit_range(table, 1, 2)
+    log = log_dir(table.location) + "/"
+    before = {f.uri for f in driver.storage.list(log)}
+    try:
+        catalog.drop_table(table_name)
+    except NotSupported:
+        assert catalog.resolve(table_name).table_id == table.table_id, (
+            "drop refused as unsupported, yet the name changed"
+        )
+        not_applicable("the catalog does not offer dropping tables (verified: the name still resolves)")
+    with pytest.raises(TableNotFound):
+        catalog.resolve(table_name)
+    assert catalog.resolve(f"{table_name}_kept").table_id == kept.table_id, "the drop took another table's name"
+    written = {f.uri for f in driver.storage.list(log)} - before
+    assert not written, f"the drop wrote to the dropped table's log: {sorted(written)}"

@@ -8,6 +8,7 @@ from conformance.checks.delta.builders import CatalogDriver, ict_of, premise
 from conformance.contract.delta import CommitConflict, TableInfo
 from conformance.observe.recording import RecordingCatalog
 from conformance.report.outcomes import PremiseBroken, Violation
+from reference_impl.delta.log_paths import delta_uri
 
 # The long history of the listing checks: versions past 9 (issue 18), with v1-v5 published on the
 # way so that no more than 10 commits are unpublished at once (Unity Catalog refuses more).
@@ -129,3 +130,22 @@ def test_rejected_and_unproposed_files_are_not_listed(
     # here only that nothing unratified is listed counts.
     extra = [u for u in listed if u not in ratified.values()]
     assert not extra, f"listed {extra}, never ratified (ratified: {ratified})"
+
+
+@pytest.mark.req("CAT-LIST-LATEST")
+def test_listing_answers_after_a_cleanup_the_catalog_was_not_told_of(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    """A writer published v1-v3 and checkpointed v3 but stopped before reporting the publication;
+    metadata cleanup then deleted the staged files at or below the checkpoint, as the RFC lets it
+    ("Metadata Cleanup", staged commits at or below the cut-off checkpoint). The catalog still
+    holds v1-v3 and must go on answering listings with the latest version."""
+    table = driver.new_table(table_name)
+    staged = driver.commit_range(table, 1, 3)
+    with premise("publishing v1-v3 and deleting their staged files (the suite's own storage)"):
+        for version, uri in staged.items():
+            driver.storage.put(delta_uri(table.location, version), driver.storage.get(uri), if_absent=True)
+        for uri in staged.values():
+            driver.storage.delete(uri)
+    assert catalog.get_commits(table.table_id).latest_version == 3, "the latest version is no longer 3"
+    assert catalog.get_commits(table.table_id, 2, 3).latest_version == 3, "a range listing lost the latest version"

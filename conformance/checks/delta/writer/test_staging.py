@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from conformance.checks.delta.builders import UC_TABLE_ID, LogBuilder, version0
+from conformance.checks.delta.builders import UC_TABLE_ID, LogBuilder, premise, version0
 from conformance.checks.delta.evidence import attempt, client_writes, proposals
 from conformance.checks.delta.writer.conftest import WrittenTable, ahead_client
 from conformance.checks.delta.writer.races import lose_v2
@@ -45,15 +47,61 @@ def test_staged_files_are_named_for_their_version(
     outcome.unwrap()
 
 
+# PROTOCOL.md's map-typed fields of the actions a writer writes (Map[String, String]: a JSON object).
+MAP_FIELDS = {"add": ("partitionValues", "tags"), "remove": ("partitionValues", "tags"), "metaData": ("configuration",)}
+
+
+def _staged_actions(storage: Storage, version: int, uri: str) -> list[dict[str, Any]]:
+    """The staged file's actions, each map-typed field of which must be a JSON object."""
+    try:
+        actions = decode_commit(storage.get(uri))
+    except InvalidCommitError as e:
+        raise AssertionError(f"v{version} staged file is not one JSON action per line: {e}") from e
+    for action in actions:
+        for kind, fields in MAP_FIELDS.items():
+            body = action.get(kind)
+            bad = [
+                f
+                for f in fields
+                if isinstance(body, dict) and body.get(f) is not None and not isinstance(body[f], dict)
+            ]
+            assert not bad, f"v{version}: {kind}.{bad[0]} is not a JSON object (a map): {body[bad[0]]!r}"  # type: ignore[index]
+    return actions
+
+
 @pytest.mark.req("WRT-STAGED-FORMAT")
 def test_staged_files_have_the_published_format(
     written: WrittenTable, transcript: Transcript, suite_storage: Storage
 ) -> None:
     for version, uri in _staged_proposals(transcript, written.info.table_id):
-        try:
-            decode_commit(suite_storage.get(uri))
-        except InvalidCommitError as e:
-            raise AssertionError(f"v{version} staged file is not one JSON action per line: {e}") from e
+        _staged_actions(suite_storage, version, uri)
+
+
+@pytest.mark.req("WRT-STAGED-FORMAT")
+def test_a_delete_after_a_checkpoint_has_the_published_format(
+    client: RecordingClient,
+    ref_admin: ReferenceCatalog,
+    transcript: Transcript,
+    suite_storage: Storage,
+    table_name: str,
+) -> None:
+    """The removes of a delete are built from the adds of the snapshot, here read from a
+    checkpoint: a writer that copies what its Parquet reader gives (maps as lists of pairs) writes
+    a remove whose partitionValues is no map."""
+    with premise("the writer under test writing v0-v2, publishing them and checkpointing v2"):
+        client.create_table(table_name)
+        client.append(table_name, [{"id": 1, "value": "a"}])
+        client.append(table_name, [{"id": 2, "value": "b"}])
+        client.publish(table_name)
+        checkpointed = client.checkpoint(table_name)
+    if checkpointed is None:
+        not_applicable("the writer writes no checkpoint (verified: checkpoint() answered None)")
+    version = client.delete(table_name, [1])
+    staged = dict(_staged_proposals(transcript, ref_admin.resolve(table_name).table_id))
+    if version not in staged:
+        not_applicable("the delete was proposed inline (verified: no staged file for it)")
+    actions = _staged_actions(suite_storage, version, staged[version])
+    assert any("remove" in a for a in actions), f"v{version}, a delete, removes no file"
 
 
 @pytest.mark.req("WRT-STAGED-NO-REUSE", "WRT-ICT-MONOTONIC")
