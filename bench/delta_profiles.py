@@ -5,7 +5,7 @@ N times in fresh processes, as a user would, and prints the figures as a Markdow
 docs/benchmarks.md. CPU is the run's user + system time, which a loaded machine does not change
 much. Not a test: nothing here asserts a time.
 
-    .venv/bin/python bench/delta_profiles.py [--repeat 5] [--target reference] [--profile P,Q]
+    .venv/bin/python bench/delta_profiles.py [--repeat 5] [--target reference] [--profile P,Q | --delta]
 """
 
 from __future__ import annotations
@@ -34,9 +34,10 @@ def one_run(target: str, out: Path, profile: str | None) -> tuple[float, float, 
     )
     wall = time.perf_counter() - started
     cpu = _children_cpu() - cpu_before
+    # Exit 2 (bad usage, an unknown profile) leaves no results.json: say why instead of a traceback.
+    if proc.returncode not in (0, 1) or not (out / "results.json").exists():
+        raise SystemExit(f"the run broke (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     res = json.loads((out / "results.json").read_text())
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"run broke:\n{proc.stdout}\n{proc.stderr}")
     return wall, float(res["run_info"]["duration_s"]), len(res["results"]), cpu
 
 
@@ -50,7 +51,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--target", default="reference")
     parser.add_argument("--profile", help="comma-separated profiles (default: the target's all)")
+    parser.add_argument("--delta", action="store_true", help="every Delta profile (delta-*), not the Iceberg ones")
     args = parser.parse_args()
+    if args.delta:
+        from conformance.requirements import profiles
+
+        args.profile = ",".join(p for p in profiles() if p.startswith("delta-"))
     walls, insides, cpus = [], [], []
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
@@ -61,6 +67,7 @@ def main() -> None:
             cpus.append(cpu)
     print(f"machine: {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}")
     print(f"load average: {load:.1f} before, {os.getloadavg()[0]:.1f} after")
+    print(f"profiles: {args.profile or 'all of the target'}")
     print("| target | checks | runs | wall median (s) | wall min-max (s) | in-suite median (s) | CPU median (s) |")
     print("|---|---|---|---|---|---|---|")
     print(

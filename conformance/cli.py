@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -53,6 +54,45 @@ def _profiles_arg(values: list[str] | None) -> list[str] | None:
     return [p.strip() for v in values for p in v.split(",") if p.strip()]
 
 
+def _requirements_arg(values: list[str] | None) -> frozenset[str] | None:
+    """``--requirement``: known requirement IDs, or a ConfigError before anything is written."""
+    from conformance.requirements import load_all
+
+    ids = _profiles_arg(values)  # the same repeatable, comma-separated form as --profile
+    if not ids:
+        return None
+    unknown = sorted(set(ids) - set(load_all()))
+    if unknown:
+        raise ConfigError(f"unknown requirement(s) {unknown}; see `lakecert requirements`")
+    return frozenset(ids)
+
+
+def _profiles_of(requirements: frozenset[str] | None) -> list[str] | None:
+    """The profiles holding the given requirements, in the catalog's order (None: no narrowing)."""
+    if not requirements:
+        return None
+    from conformance.requirements import load_all, profiles
+
+    wanted = {load_all()[r].profile for r in requirements}
+    return [p for p in profiles() if p in wanted]
+
+
+@functools.cache
+def _check_files() -> dict[str, frozenset[str]]:
+    """Requirement ID -> the check modules whose ``req`` marks name it (read once per process)."""
+    from conformance.requirements.coverage import checks_by_requirement
+
+    return {rid: frozenset(c.split("::")[0] for c in ids) for rid, ids in checks_by_requirement().items()}
+
+
+def check_paths(requirements: frozenset[str] | None) -> list[str]:
+    """What pytest collects: every check module, or with ``--requirement`` only the modules that name
+    one of them (importing the other forty modules cost more than a focused run's checks). The
+    selection by marks still decides which checks of those modules run."""
+    files = sorted({f for r in requirements or () for f in _check_files().get(r, ())})
+    return [str(PKG_DIR / f) for f in files] or [str(PKG_DIR / "checks")]
+
+
 def _writable_dir(path: Path, what: str) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -100,10 +140,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from conformance.plugin import plugins
     from conformance.run_context import RunContext
 
+    only = _requirements_arg(args.requirement)
     cfg = load_config(Path(args.config) if args.config else None).with_overrides(
         target=args.target,
         seed=args.seed,
-        profiles=_profiles_arg(args.profile),
+        profiles=_profiles_arg(args.profile) or _profiles_of(only),
         catalog_target=args.catalog_target,
         fail_fast=args.fail_fast or None,
     )
@@ -112,7 +153,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     created = next((p for p in [*reversed(out.parents), out] if not p.exists()), None)  # topmost new folder
     _writable_dir(out, "--out")
     try:
-        ctx = RunContext.open(cfg, out, partial=bool(args.select))
+        ctx = RunContext.open(cfg, out, partial=bool(args.select or only), requirements=only)
     except ConfigError:
         if created is not None:  # a typo'd target or profile leaves no empty folder behind
             shutil.rmtree(created, ignore_errors=True)
@@ -126,7 +167,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except (TargetUnavailable, DeadlineExceeded) as e:
         ctx.unavailable = f"target {cfg.target} is unavailable: {e}"
         print(f"lakecert: {ctx.unavailable}", file=sys.stderr)
-    paths = [str(PKG_DIR / s) for s in args.select] if args.select else [str(PKG_DIR / "checks")]
+    paths = [str(PKG_DIR / s) for s in args.select] if args.select else check_paths(only)
     pytest_args = [
         *paths,
         "-c",
@@ -358,12 +399,15 @@ def cmd_selftest(args: argparse.Namespace) -> int:
         # Every run is forked from this process and shares its hash seed: fix it, so that a
         # self-test gives the same verdicts every time (set iteration order included).
         argv = ["selftest", "--jobs", str(args.jobs), *(["--out", args.out] if args.out else [])]
-        argv += ["--json"] if args.json else []
+        argv += (["--json"] if args.json else []) + (["--complete"] if args.complete else [])
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         os.execve(sys.executable, [sys.executable, "-m", "conformance.cli", *argv], env)
 
     return run_selftest(
-        Path(args.out or f"reports/selftest-{time.strftime('%Y%m%d-%H%M%S')}"), jobs=args.jobs, as_json=args.json
+        Path(args.out or f"reports/selftest-{time.strftime('%Y%m%d-%H%M%S')}"),
+        jobs=args.jobs,
+        as_json=args.json,
+        complete=args.complete,
     )
 
 
@@ -397,6 +441,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--select", action="append", help="rerun only this check (a node id from a reproducer), repeatable"
     )
     run.add_argument(
+        "--requirement",
+        action="append",
+        help="run only the checks of these requirement IDs, repeatable or comma-separated (a partial run; "
+        "the profiles default to theirs)",
+    )
+    run.add_argument(
         "--fail-fast",
         action="store_true",
         help="stop at the first FAIL, with its reproducer (a partial run: no certificate, exit 1)",
@@ -411,6 +461,11 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--out", help="output directory")
     st.add_argument("--jobs", type=int, default=0, help="parallel runs (default: CPU count)")
     st.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    st.add_argument(
+        "--complete",
+        action="store_true",
+        help="run each variant on every profile of its side, not only the checks of the rules it breaks",
+    )
     st.set_defaults(func=cmd_selftest)
     rp = sub.add_parser("report", help="Allure HTML, JUnit XML and the compatibility matrix from run directories")
     rp.add_argument("dirs", nargs="+", help="run directories (each with results.json)")

@@ -171,7 +171,8 @@ class RunContext:
     target: Target
     profiles: list[str]
     env: TargetEnv
-    partial: bool = False  # only some checks were selected (``--select``)
+    partial: bool = False  # only some checks were selected (``--select``, ``--requirement``)
+    requirements: frozenset[str] | None = None  # ``--requirement``: only checks naming one of these
     started: float = field(default_factory=time.time)
     summary: RunSummary | None = None
     collected: int | None = None  # checks selected, once collection is done
@@ -188,7 +189,9 @@ class RunContext:
     _pair_catalog: Catalog | None = None
 
     @classmethod
-    def open(cls, cfg: Config, out: Path, *, partial: bool = False) -> RunContext:
+    def open(
+        cls, cfg: Config, out: Path, *, partial: bool = False, requirements: frozenset[str] | None = None
+    ) -> RunContext:
         fixtures_dir.configure(cfg.settings.paths.fixtures)
         if cfg.settings.paths.jars is not None:  # for adapters, and the engines they start in other processes
             os.environ["LAKECERT_JARS"] = str(cfg.settings.paths.jars)
@@ -200,7 +203,7 @@ class RunContext:
         workdir.mkdir(parents=True)
         warehouse, storage, s3 = _warehouse(cfg, workdir)
         env = TargetEnv(workdir, warehouse, storage, cfg.target_options(), s3, seed=cfg.seed)
-        return cls(cfg, out, target, chosen, env, partial, catalog_side=catalog_side)
+        return cls(cfg, out, target, chosen, env, partial, requirements, catalog_side=catalog_side)
 
     @staticmethod
     def of(config: pytest.Config) -> RunContext:

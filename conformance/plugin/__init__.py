@@ -6,7 +6,8 @@
 - ``watchdog``: hang guards around every phase of a check;
 - ``reporting``: Allure labels, reproducers, and results.json/junit/certificate at the end;
 - ``progress``: names a check that runs long, so a slow run is told from a stuck one;
-- ``failfast``: stops the run at the first FAIL when asked (a partial run).
+- ``failfast``: stops the run at the first FAIL when asked (a partial run);
+- ``allure_files``: writes allure-pytest's result files with the C JSON encoder.
 
 ``lakecert run`` builds the run's ``RunContext`` once and hands it, with these modules, to
 ``pytest.main`` as plugin objects (``plugins(ctx)``); nothing travels as command-line strings.
@@ -14,10 +15,10 @@
 
 from __future__ import annotations
 
-from conformance.plugin import failfast, fixtures, outcomes, progress, reporting, selection, watchdog
+from conformance.plugin import allure_files, failfast, fixtures, outcomes, progress, reporting, selection, watchdog
 from conformance.run_context import RunContext
 
-MODULES = (selection, fixtures, outcomes, watchdog, reporting, progress, failfast)
+MODULES = (selection, fixtures, outcomes, watchdog, reporting, progress, failfast, allure_files)
 
 
 def plugins(ctx: RunContext) -> list[object]:

@@ -26,7 +26,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         unknown = [i for i in ids if i not in known]
         if not ids or unknown:
             raise pytest.UsageError(f"{item.nodeid}: every check needs known @req marks (unknown: {unknown})")
-        (keep if any(known[i].profile in ctx.profiles for i in ids) else drop).append(item)
+        wanted = any(known[i].profile in ctx.profiles for i in ids)
+        if ctx.requirements is not None:  # --requirement: a check of another rule of the profile is not run
+            wanted = wanted and not ctx.requirements.isdisjoint(ids)
+        (keep if wanted else drop).append(item)
         # Shown by Allure as the check's description.
         text = "\n\n".join(f"{rid} ({known[rid].level}, {known[rid].section}): {known[rid].statement}" for rid in ids)
         item.add_marker(pytest.mark.allure_description(text))

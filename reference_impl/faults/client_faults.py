@@ -410,7 +410,8 @@ class _CatalogOnlyReader(LogReader):
 @fault(
     "catalog-only-reader",
     "client",
-    ("RDR-LIST-FALLBACK",),
+    # Without the listing, no golden table whose published files matter reads right either.
+    ("RDR-LIST-FALLBACK", "RDR-GOLDEN-TABLES"),
     "Never lists _delta_log: only the catalog's commits are used.",
 )
 class CatalogOnlyReader(ReferenceClient):
