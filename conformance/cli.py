@@ -85,6 +85,18 @@ def _check_files() -> dict[str, frozenset[str]]:
     return {rid: frozenset(c.split("::")[0] for c in ids) for rid, ids in checks_by_requirement().items()}
 
 
+def warm_run_imports() -> None:
+    """Import what ``cmd_run`` imports, and read the checks' marks: for a process that forks runs."""
+    import _hypothesis_pytestplugin  # noqa: F401
+    import allure_pytest.plugin  # noqa: F401
+    import hypothesis  # noqa: F401
+    import pytest  # noqa: F401
+
+    import conformance.plugin  # noqa: F401
+
+    _check_files()
+
+
 def check_paths(requirements: frozenset[str] | None) -> list[str]:
     """What pytest collects: every check module, or with ``--requirement`` only the modules that name
     one of them (importing the other forty modules cost more than a focused run's checks). The

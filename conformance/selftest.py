@@ -101,15 +101,9 @@ def _warm() -> None:
     """Import once, here, what every run imports, so that each forked run starts with it: a focused
     variant run is a few checks, and importing pytest, its plugins and hypothesis cost three times
     as much CPU as the checks (docs/benchmarks.md)."""
-    import _hypothesis_pytestplugin  # noqa: F401
-    import allure_pytest.plugin  # noqa: F401
-    import hypothesis  # noqa: F401
-    import pytest  # noqa: F401
+    from conformance.cli import warm_run_imports
 
-    import conformance.plugin  # noqa: F401
-    from conformance.cli import check_paths
-
-    check_paths(frozenset({"warm"}))  # reads the checks' requirement marks once for every run
+    warm_run_imports()
 
 
 def run_selftest(out: Path, jobs: int = 0, as_json: bool = False, complete: bool = False) -> int:
