@@ -1,0 +1,19 @@
+"""Three writers on one version: a loser must check every commit since its snapshot, not only the
+newest. The conflicting winner commits first, a harmless blind INSERT after it, then the loser."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks.delta_conflicts.harness import run_check
+from conformance.checks.delta_conflicts.scenarios import CONFIGS, THREE_WRITERS, config_id
+from conformance.contract.delta_engine import DeltaEngine, DeltaSetup
+from conformance.observe.transcript import Transcript
+
+
+@pytest.mark.req("DELTA-ISOLATION-LEVEL")
+@pytest.mark.parametrize("setup", CONFIGS, ids=config_id)
+def test_loser_checks_every_winner(
+    delta_engine: DeltaEngine, setup: DeltaSetup, table_name: str, transcript: Transcript
+) -> None:
+    run_check(delta_engine, table_name, setup, THREE_WRITERS, transcript)
