@@ -30,7 +30,7 @@ from conformance.checks.iceberg.scenarios import (
 from conformance.contract.delta_engine import DeltaSetup, IsolationLevel
 from conformance.contract.iceberg import Operation, OpKind
 from conformance.history import AnomalyKind, SerialOrder
-from conformance.schedules.enumerate import HeldSchedule, held_schedules, pairs, publication_variants
+from conformance.schedules.enumerate import Event, HeldSchedule, held_schedules, pairs, publication_variants
 
 # (deletion vectors, row tracking): row tracking only changes conflict resolution with vectors on
 FEATURES = ((False, False), (True, False), (True, True))
@@ -103,10 +103,19 @@ def race(first: Operation, second: Operation) -> HeldSchedule:
 
 
 def behind_a_bystander(loser: Operation, winner: Operation, bystander: Operation) -> HeldSchedule:
-    """Three writers begin on one version; ``winner`` is released first, then ``bystander`` (which
-    commits cleanly over it), then ``loser``, which must check both commits, not only the newest."""
+    """``loser`` and ``winner`` begin on one version and ``winner`` commits; ``bystander`` then begins
+    on the winner's version (so it commits cleanly on any engine, even one that aborts appends racing
+    a rewrite) and commits; ``loser`` is released last and must check both commits, not only the newest."""
     ops = ((0, loser), (1, winner), (2, bystander))
-    return HeldSchedule(ops, (*(("begin", i) for i in range(3)), ("release", 1), ("release", 2), ("release", 0)))
+    events: tuple[Event, ...] = (
+        ("begin", 0),
+        ("begin", 1),
+        ("release", 1),
+        ("begin", 2),
+        ("release", 2),
+        ("release", 0),
+    )
+    return HeldSchedule(ops, events)
 
 
 def both_ways(a: Operation, b: Operation) -> tuple[HeldSchedule, ...]:
@@ -186,9 +195,9 @@ SERIALIZABLE_PHANTOMS = Scenario(
     (race(INSERT_LEE, UPDATE_RED_TO_BLUE), race(INSERT_LEE, DELETE_RED)),
     frozenset({AnomalyKind.NOT_COMMIT_ORDER}),
 )
-# The conflicting winner commits, then a blind INSERT of an unrelated row (it commits over anything
-# under both levels), then the loser: a checker that looks only at the newest commit misses the
-# winner's rewrite of the loser's rows.
+# The conflicting winner commits, then a blind INSERT of an unrelated row begun on the winner's
+# version (nothing to conflict with, under either level), then the loser: a checker that looks only
+# at the newest commit misses the winner's rewrite of the loser's rows.
 THREE_WRITERS = Scenario(
     "DELTA-ISOLATION-LEVEL",
     (

@@ -1,5 +1,5 @@
-"""Three writers on one version: a loser must check every commit since its snapshot, not only the
-newest. The conflicting winner commits first, a harmless blind INSERT after it, then the loser."""
+"""Three writers: a loser must check every commit since its snapshot, not only the newest. The
+conflicting winner commits first, then a harmless blind INSERT (begun after it), then the loser."""
 
 from __future__ import annotations
 
