@@ -31,11 +31,12 @@ def test_serializable_write_racing_an_append(
 
 @pytest.mark.req("DELTA-SERIALIZABLE-COMMIT-ORDER")
 @pytest.mark.parametrize("setup", SERIALIZABLE, ids=config_id)
+@pytest.mark.scenario(SERIALIZABLE_PHANTOMS)
 def test_serializable_non_key_write_racing_an_append(
-    delta_engine: DeltaEngine, setup: DeltaSetup, table_name: str, transcript: Transcript
+    delta_runner: ScheduleRunner, setup: DeltaSetup, table_name: str, transcript: Transcript
 ) -> None:
     """UPDATE or DELETE ``WHERE color = 'red'`` held while a new red row is appended (a phantom)."""
-    run_check(delta_engine, table_name, setup, SERIALIZABLE_PHANTOMS, transcript)
+    run_check(delta_runner, table_name, setup, SERIALIZABLE_PHANTOMS, transcript)
 
 
 @pytest.mark.req("DELTA-WRITE-SERIALIZABLE-ORDER")
