@@ -32,13 +32,11 @@ pytestmark = pytest.mark.xdist_group("cleanroom-delta")  # one worker, so the ru
 SEED = "1"
 _ENV = {"PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
 
-# Missed with seed 1 (docs/mutation.md names the blind spot of each).
-MISSED: dict[str, str] = {
-    "CheckOnlyLatestWinner": "no directed check holds three writers on one version with the conflicting "
-    "winner committed before a harmless one; the 20 generated schedules of seed 1 do not meet that shape",
-    "PhantomBlindRowWrites": "no Delta check races an UPDATE or DELETE with a non-key predicate against an "
-    "append of a new matching row under Serializable (the menu's predicates are all on id)",
-}
+# Missed with seed 1 (docs/mutation.md names the blind spot of each). Empty since the three-writer
+# check (test_loser_checks_every_winner) and the non-key phantom check
+# (test_serializable_non_key_write_racing_an_append) caught CheckOnlyLatestWinner and
+# PhantomBlindRowWrites.
+MISSED: dict[str, str] = {}
 
 
 def _param(v: Variant) -> Any:

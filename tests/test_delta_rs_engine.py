@@ -18,7 +18,7 @@ import pytest
 
 from conformance.adapters.delta_rs_engine import DeltaRsEngine
 from conformance.checks.delta_conflicts.scenarios import CONFIGS
-from conformance.checks.iceberg.scenarios import DELETE_JACK, INSERT_LEE, INSERT_MAX, UPDATE_JACK_COLOR
+from conformance.checks.iceberg.scenarios import DELETE_JACK, DELETE_RED, INSERT_LEE, INSERT_MAX, UPDATE_JACK_COLOR
 from conformance.contract.delta_engine import NotSupported
 from tests.helpers import lakecert, results
 
@@ -51,6 +51,15 @@ def test_conflict_is_an_abort_with_no_version(engine: DeltaRsEngine) -> None:
     outcome = delete.release()
     assert not outcome.committed and outcome.version is None
     assert engine.read("conflict").version == start + 1
+
+
+def test_a_non_key_predicate_deletes_the_rows_it_matches(engine: DeltaRsEngine) -> None:
+    """``DELETE WHERE color = 'red'`` after jack turned blue: only jack is left (an id predicate
+    rendered in its place would delete nothing)."""
+    engine.create_table("nonkey", NO_DV)
+    assert engine.begin("nonkey", 0, UPDATE_JACK_COLOR).release().committed
+    assert engine.begin("nonkey", 0, DELETE_RED).release().committed
+    assert engine.read("nonkey").rows == (("jack", "blue", "A"),)
 
 
 def test_deletion_vector_tables_are_not_supported(engine: DeltaRsEngine) -> None:

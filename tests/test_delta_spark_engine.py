@@ -70,3 +70,14 @@ def test_a_pinned_version_other_than_the_set_up_one_is_a_configuration_error(tmp
     proc = lakecert("run", "--target", "delta-spark", "--out", str(tmp_path / "run"), env=pinned)
     assert proc.returncode == 2
     assert not (tmp_path / "run" / "results.json").exists()
+
+
+def test_a_non_key_predicate_is_rendered_not_replaced_by_the_id() -> None:
+    """The phantom check's UPDATE and DELETE ``WHERE color = 'red'`` reach Spark as written (no JVM)."""
+    from conformance.adapters.delta_spark.engine import statement
+    from conformance.checks.iceberg.scenarios import DELETE_RED, UPDATE_JACK_COLOR, UPDATE_RED_TO_BLUE
+
+    table = Path("/t")
+    assert statement(table, DELETE_RED) == "DELETE FROM delta.`/t` WHERE color = 'red'"
+    assert statement(table, UPDATE_RED_TO_BLUE) == "UPDATE delta.`/t` SET color = 'blue' WHERE color = 'red'"
+    assert statement(table, UPDATE_JACK_COLOR).endswith("WHERE id = 'jack'")

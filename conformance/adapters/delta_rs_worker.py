@@ -28,11 +28,18 @@ def _full(op: Operation) -> Row:
     return (op.values[0] or "", op.values[1] or "", op.values[2] or "")
 
 
+def predicate(op: Operation) -> str:
+    """The SQL predicate delta-rs parses: ``id = '<id>'``, or the non-key column's (``Operation.where``)."""
+    column, value = (COLUMNS[op.where[0]], op.where[1]) if op.where is not None else ("id", op.id or "")
+    quoted = value.replace("'", "''")
+    return f"{column} = '{quoted}'"
+
+
 def run_operation(dt: Any, op: Operation) -> object:
     """The delta-rs public-API call for ``op`` on the loaded table ``dt`` (its version is the start)."""
     from deltalake import write_deltalake
 
-    where = f"id = '{op.id}'"
+    where = predicate(op)
     if op.kind is OpKind.INSERT:
         return write_deltalake(dt, arrow([_full(op)]), mode="append")
     if op.kind is OpKind.UPDATE:

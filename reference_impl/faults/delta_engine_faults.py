@@ -125,3 +125,24 @@ class CatalogRatifiesTwice(_PresetDeltaEngine):
 
     def __init__(self, env: TargetEnv | None = None) -> None:
         DeltaModelEngine.__init__(self, self.PRESET, catalog=RatifyTwice)
+
+
+@fault(
+    "delta-checks-only-latest-winner",
+    "engine",
+    ("DELTA-ISOLATION-LEVEL",),
+    "A losing Delta writer checks only the newest commit since its snapshot, not every winner.",
+)
+class ChecksOnlyLatestWinner(_PresetDeltaEngine):
+    PRESET = replace(CORRECTED, name="checks-only-latest-winner", check_every_winner=False)
+
+
+@fault(
+    "delta-phantom-blind-row-writes",
+    "engine",
+    ("DELTA-SERIALIZABLE-COMMIT-ORDER",),
+    "Under Serializable a Delta UPDATE or DELETE judges a concurrent append by the ids it matched, "
+    "not by its predicate: a new row matching a non-key predicate is missed.",
+)
+class PhantomBlindRowWrites(_PresetDeltaEngine):
+    PRESET = replace(CORRECTED, name="phantom-blind-row-writes", added_rows_by_predicate=False)

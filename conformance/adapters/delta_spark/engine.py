@@ -45,12 +45,15 @@ def _sql_str(value: str) -> str:
 
 
 def statement(path: Path, op: Operation) -> str:
-    """The Spark SQL of one operation on the table at ``path``; predicates are ``id = <value>``.
+    """The Spark SQL of one operation on the table at ``path``; predicates are ``id = <value>``, or
+    ``<column> = <value>`` on a non-key column (``Operation.where``).
 
     COMPACT is ``OPTIMIZE`` of the whole table: Delta's OPTIMIZE filters only on partition
     columns, and these tables have none (as for delta-rs, a compaction's id is not used)."""
     name = f"delta.`{path}`"
     where = f"id = {_sql_str(op.id)}" if op.id is not None else ""
+    if op.where is not None:  # a non-key predicate (UPDATE and DELETE only)
+        where = f"{COLUMNS[op.where[0]]} = {_sql_str(op.where[1])}"
     if op.kind is OpKind.INSERT:
         return f"INSERT INTO {name} VALUES ({', '.join(_sql_str(v or '') for v in op.values)})"
     if op.kind is OpKind.UPDATE:

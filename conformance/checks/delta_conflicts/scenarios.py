@@ -18,17 +18,19 @@ from conformance.checks.iceberg.scenarios import (
     DELETE_JACK,
     DELETE_JILL,
     DELETE_LEE,
+    DELETE_RED,
     INSERT_LEE,
     INSERT_MAX,
     ROW_KINDS,
     UPDATE_JACK_COLOR,
     UPDATE_JACK_LABEL,
     UPDATE_LEE,
+    UPDATE_RED_TO_BLUE,
 )
 from conformance.contract.delta_engine import DeltaSetup, IsolationLevel
 from conformance.contract.iceberg import Operation, OpKind
 from conformance.history import AnomalyKind, SerialOrder
-from conformance.schedules.enumerate import HeldSchedule, held_schedules, pairs, publication_variants
+from conformance.schedules.enumerate import Event, HeldSchedule, held_schedules, pairs, publication_variants
 
 # (deletion vectors, row tracking): row tracking only changes conflict resolution with vectors on
 FEATURES = ((False, False), (True, False), (True, True))
@@ -100,6 +102,22 @@ def race(first: Operation, second: Operation) -> HeldSchedule:
     return HeldSchedule(((0, first), (1, second)), (("begin", 0), ("begin", 1), ("release", 0), ("release", 1)))
 
 
+def behind_a_bystander(loser: Operation, winner: Operation, bystander: Operation) -> HeldSchedule:
+    """``loser`` and ``winner`` begin on one version and ``winner`` commits; ``bystander`` then begins
+    on the winner's version (so it commits cleanly on any engine, even one that aborts appends racing
+    a rewrite) and commits; ``loser`` is released last and must check both commits, not only the newest."""
+    ops = ((0, loser), (1, winner), (2, bystander))
+    events: tuple[Event, ...] = (
+        ("begin", 0),
+        ("begin", 1),
+        ("release", 1),
+        ("begin", 2),
+        ("release", 2),
+        ("release", 0),
+    )
+    return HeldSchedule(ops, events)
+
+
 def both_ways(a: Operation, b: Operation) -> tuple[HeldSchedule, ...]:
     return (race(a, b), race(b, a))
 
@@ -169,6 +187,25 @@ ABORT_PAIRS = Scenario(
     ),
     frozenset({AnomalyKind.ABORTED_WRITE_VISIBLE, AnomalyKind.ORPHAN_VERSION}),
 )
+# A non-key predicate (every initial row is red) racing an append of a new red row: under
+# Serializable the write must see the appended row (update or delete it too) or abort. Judging the
+# appended rows by the ids the write matched instead of by its predicate misses the phantom.
+SERIALIZABLE_PHANTOMS = Scenario(
+    "DELTA-SERIALIZABLE-COMMIT-ORDER",
+    (race(INSERT_LEE, UPDATE_RED_TO_BLUE), race(INSERT_LEE, DELETE_RED)),
+    frozenset({AnomalyKind.NOT_COMMIT_ORDER}),
+)
+# The conflicting winner commits, then a blind INSERT of an unrelated row begun on the winner's
+# version (nothing to conflict with, under either level), then the loser: a checker that looks only
+# at the newest commit misses the winner's rewrite of the loser's rows.
+THREE_WRITERS = Scenario(
+    "DELTA-ISOLATION-LEVEL",
+    (
+        behind_a_bystander(DELETE_JACK, UPDATE_JACK_COLOR, INSERT_MAX),
+        behind_a_bystander(UPDATE_JACK_LABEL, UPDATE_JACK_COLOR, INSERT_MAX),
+    ),
+    ALL_KINDS,
+)
 VERSION_PAIRS = Scenario(
     "DELTA-ONE-VERSION-PER-COMMIT",
     (race(INSERT_LEE, INSERT_MAX), race(UPDATE_JACK_COLOR, INSERT_LEE), race(DELETE_JILL, UPDATE_JACK_COLOR)),
@@ -206,6 +243,8 @@ ALL_SCENARIOS: tuple[tuple[Scenario, tuple[DeltaSetup, ...]], ...] = (
     (COMPACTION_PAIRS, CONFIGS),
     (SERIALIZABLE_PAIRS, SERIALIZABLE),
     (WRITE_SERIALIZABLE_PAIRS, WRITE_SERIALIZABLE),
+    (SERIALIZABLE_PHANTOMS, SERIALIZABLE),
+    (THREE_WRITERS, CONFIGS),
     (ABORT_PAIRS, CONFIGS),
     (VERSION_PAIRS, CONFIGS),
     (EVERY_TWO_OPERATION_SCHEDULE, CONFIGS),

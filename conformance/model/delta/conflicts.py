@@ -9,10 +9,11 @@ transaction without data change runs at SnapshotIsolation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from conformance.contract.delta_engine import DeltaSetup, IsolationLevel
-from conformance.contract.iceberg import OpKind
+from conformance.contract.iceberg import OpKind, Row
 from conformance.model.delta.actions import Add, Commit, Protocol, Remove
 from conformance.model.delta.log import Table
 from conformance.model.delta.presets import Preset
@@ -83,7 +84,12 @@ def _added_file_conflict(
     if row_level:
         # deletion-vector updates are judged row by row below; new files by their rows
         removed = {r.path for r in winner.removes}
-        checked = [a for a in checked if a.path not in removed and _holds(table, a, txn.op.id)]
+        checked = [a for a in checked if a.path not in removed and _holds(table, a, txn.op.matches)]
+    if not preset.added_rows_by_predicate and txn.op.kind in (OpKind.UPDATE, OpKind.DELETE):
+        # the faulty variant: an added row conflicts only if it has an id the transaction matched
+        # (or the id its predicate names), so a phantom of a non-key predicate passes
+        ids = txn.matched_ids | frozenset(i for i in (txn.op.id,) if i is not None)
+        checked = [a for a in checked if _holds(table, a, lambda r: r[0] in ids)]
     if checked:  # unpartitioned: without row-level resolution every added file matches the predicate
         return Conflict(
             "ConcurrentAppendException", f"{checked[0].path}, added at v{winner.version}, should have been read"
@@ -91,8 +97,9 @@ def _added_file_conflict(
     return None
 
 
-def _holds(table: Table, add: Add, row_id: str | None) -> bool:
-    return any(r[0] == row_id for pos, r in enumerate(table.files[add.path]) if pos not in add.dv)
+def _holds(table: Table, add: Add, matches: Callable[[Row], bool]) -> bool:
+    """Whether a live row of ``add`` satisfies ``matches`` (the transaction's predicate)."""
+    return any(matches(r) for pos, r in enumerate(table.files[add.path]) if pos not in add.dv)
 
 
 def _readded(winner: Commit, path: str) -> Add | None:

@@ -87,6 +87,8 @@ class DeltaModel:
             if target > self.table.latest or not self.preset.put_if_absent:
                 self._write(target, txn)
                 return CommitResult(True, target)
+            if not self.preset.check_every_winner:
+                target = self.table.latest  # the faulty variant: only the newest winner is checked
             outcome = check(self.preset, self.setup, self.table, txn, self.table.commits[target])
             if isinstance(outcome, Conflict):
                 return CommitResult(False, None, str(outcome))
@@ -126,7 +128,7 @@ class DeltaModel:
             if not self.preset.check_before_write:
                 unchecked += winners
             elif self.preset.recheck_before_repropose:
-                outcome = self._rebased(txn, winners)
+                outcome = self._rebased(txn, winners if self.preset.check_every_winner else winners[-1:])
                 if isinstance(outcome, Conflict):
                     return CommitResult(False, None, str(outcome))
                 txn = outcome

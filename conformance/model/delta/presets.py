@@ -48,6 +48,11 @@ class Preset:
     winners_from_catalog: bool = True  # False: a loser checks only the winners already published
     recheck_before_repropose: bool = True  # False: a loser re-proposes its commit unchecked
     catalog_ratifies_once: bool = True  # False: the catalog ratifies a second proposal for a version
+    # ConflictChecker runs for every commit since the snapshot; False: a loser checks only the newest
+    check_every_winner: bool = True
+    # False: an UPDATE or DELETE judges a winner's added rows by the ids of the rows it matched, not
+    # by its predicate, so a new row matching a non-key predicate (a phantom) is missed
+    added_rows_by_predicate: bool = True
 
 
 # Delta Lake on Spark (OSS, 3.x-4.x) as ConflictChecker and the concurrency-control page document

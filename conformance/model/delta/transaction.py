@@ -30,6 +30,7 @@ class Transaction:
     reads: bool = False  # not a blind append: it has a read predicate
     touched: dict[str, frozenset[int]] = field(default_factory=dict)  # path -> positions it changes
     read_app_ids: frozenset[str] = frozenset()  # applications whose ``txn`` version it read
+    matched_ids: frozenset[str] = frozenset()  # ids of the rows its predicate matched in its snapshot
 
     @property
     def data_change(self) -> bool:
@@ -74,13 +75,14 @@ def _set(row: Row, op: Operation) -> Row:
 def _row_level(
     table: Table, snap: Snapshot, name: str, op: Operation, info: CommitInfo, deletion_vectors: bool
 ) -> Transaction:
-    """UPDATE, DELETE and MERGE ``id = <id>``: mark or rewrite the matching rows' files."""
+    """UPDATE, DELETE and MERGE: mark or rewrite the files of the rows the predicate matches (``id = <id>``,
+    or a non-key column's value for UPDATE and DELETE)."""
     live = list(table.live_rows(snap))
     # Data skipping: a file is read when its stats (all its physical rows) could hold the id.
-    read = frozenset(p for p in snap.files if any(r[0] == op.id for r in table.files[p]))
+    read = frozenset(p for p in snap.files if any(op.matches(r) for r in table.files[p]))
     if op.kind is OpKind.MERGE:
         read = frozenset(snap.files)  # the join reads the whole target
-    hits = [(p, pos, r) for p, pos, r in live if r[0] == op.id]
+    hits = [(p, pos, r) for p, pos, r in live if op.matches(r)]
     touched: dict[str, frozenset[int]] = {}
     for p, pos, _ in hits:
         touched[p] = touched.get(p, frozenset()) | {pos}
@@ -113,6 +115,7 @@ def _row_level(
         read_whole_table=op.kind is OpKind.MERGE,
         reads=True,
         touched=touched,
+        matched_ids=frozenset(r[0] for _, _, r in hits),
     )
 
 
