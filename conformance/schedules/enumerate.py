@@ -245,6 +245,21 @@ def interleavings(n: int) -> Iterator[tuple[Event, ...]]:
     yield from extend((), frozenset(), frozenset())
 
 
+def outlasting(held: Operation, winner: Operation, later: Operation) -> HeldSchedule:
+    """``held`` and ``winner`` begin on one version and ``winner`` commits; ``later`` then begins on
+    the winner's version and commits; ``held`` is released last, so its validation must look at
+    both commits since its snapshot, not only the newest (both formats use this shape)."""
+    events: tuple[Event, ...] = (
+        ("begin", 0),
+        ("begin", 1),
+        ("release", 1),
+        ("begin", 2),
+        ("release", 2),
+        ("release", 0),
+    )
+    return HeldSchedule(((0, held), (1, winner), (2, later)), events)
+
+
 def held_schedules(ops: Sequence[Operation]) -> list[HeldSchedule]:
     """Every interleaving of ``ops``, each on its own writer."""
     planned = tuple(enumerate(ops))

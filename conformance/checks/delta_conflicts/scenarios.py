@@ -30,7 +30,7 @@ from conformance.checks.iceberg.scenarios import (
 from conformance.contract.delta_engine import DeltaSetup, IsolationLevel
 from conformance.contract.iceberg import Operation, OpKind
 from conformance.history import AnomalyKind, SerialOrder
-from conformance.schedules.enumerate import Event, HeldSchedule, held_schedules, pairs, publication_variants
+from conformance.schedules.enumerate import HeldSchedule, held_schedules, outlasting, pairs, publication_variants
 
 # (deletion vectors, row tracking): row tracking only changes conflict resolution with vectors on
 FEATURES = ((False, False), (True, False), (True, True))
@@ -103,19 +103,9 @@ def race(first: Operation, second: Operation) -> HeldSchedule:
 
 
 def behind_a_bystander(loser: Operation, winner: Operation, bystander: Operation) -> HeldSchedule:
-    """``loser`` and ``winner`` begin on one version and ``winner`` commits; ``bystander`` then begins
-    on the winner's version (so it commits cleanly on any engine, even one that aborts appends racing
-    a rewrite) and commits; ``loser`` is released last and must check both commits, not only the newest."""
-    ops = ((0, loser), (1, winner), (2, bystander))
-    events: tuple[Event, ...] = (
-        ("begin", 0),
-        ("begin", 1),
-        ("release", 1),
-        ("begin", 2),
-        ("release", 2),
-        ("release", 0),
-    )
-    return HeldSchedule(ops, events)
+    """``bystander`` begins on the winner's version, so it commits cleanly on any engine (even one
+    that aborts appends racing a rewrite); ``loser`` must check both commits."""
+    return outlasting(loser, winner, bystander)
 
 
 def both_ways(a: Operation, b: Operation) -> tuple[HeldSchedule, ...]:

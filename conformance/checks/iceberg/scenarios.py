@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from conformance.checks.explorer.plan import Explored
 from conformance.contract.iceberg import Isolation, Mode, Operation, OpKind, Row, TableSetup
 from conformance.history import AnomalyKind, SerialOrder
-from conformance.schedules.enumerate import Event, HeldSchedule, held_schedules, pairs
+from conformance.schedules.enumerate import HeldSchedule, held_schedules, outlasting, pairs
 
 DATA_FILES: tuple[tuple[Row, ...], ...] = (
     (("jack", "red", "A"), ("jill", "red", "A")),
@@ -109,15 +109,7 @@ def race(first: Operation, second: Operation) -> HeldSchedule:
 def after_delete(write: Operation, delete: Operation, insert: Operation) -> HeldSchedule:
     """``write`` begins and is held; meanwhile ``delete`` commits, then ``insert`` puts the row back;
     ``write`` is released last."""
-    events: tuple[Event, ...] = (
-        ("begin", 0),
-        ("begin", 1),
-        ("release", 1),
-        ("begin", 2),
-        ("release", 2),
-        ("release", 0),
-    )
-    return HeldSchedule(((0, write), (1, delete), (2, insert)), events)
+    return outlasting(write, delete, insert)
 
 
 def _one_insert(a: Operation, b: Operation) -> bool:
