@@ -1,5 +1,6 @@
-"""Delta Kernel 4.4.0 as the Delta engine of profile delta-row-conflicts: path-based tables, each
-commit parked in a wrapper of the table's committer until the schedule releases it.
+"""Delta Kernel 4.4.0 as the Delta engine of profile delta-row-conflicts: path-based and
+catalog-managed tables, each commit parked in a wrapper of the table's committer (Kernel's UC
+committer on a catalog-managed table) until the schedule releases it.
 
 One driver JVM for the in-process tests (the hold is real, Kernel's outcomes are the model's, a hold
 that releases in the wrong order cannot make the suite blame Kernel, a faulty variant is caught on
@@ -16,9 +17,10 @@ import pytest
 
 from conformance.adapters.delta_kernel.engine import KernelDeltaEngine, KernelHeld
 from conformance.adapters.delta_kernel.jvm import KernelProcess
-from conformance.adapters.delta_kernel.target import UNUSED_CATALOG_URL
+from conformance.adapters.delta_kernel.serving import ServedCatalog
 from conformance.checks.delta_conflicts.harness import run_check
 from conformance.checks.delta_conflicts.scenarios import (
+    CATALOG_MANAGED,
     CONFIGS,
     SET_PROPERTY,
     VERSION_PAIRS,
@@ -35,26 +37,41 @@ from conformance.history import History, check
 from conformance.model.delta import DELTA_SPARK
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import Violation
+from conformance.schedules.enumerate import publication_variants
 from conformance.schedules.held_run import run_held
+from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta_conflicts import DeltaModelEngine
+from reference_impl.storage.local import LocalStorage
 from tests.helpers import lakecert, results
 
 pytestmark = [pytest.mark.xdist_group("delta-kernel"), pytest.mark.slow]
 WS_NODV = WRITE_SERIALIZABLE[0]
+WS_NODV_CM = next(c for c in CATALOG_MANAGED if c.isolation is WS_NODV.isolation and not c.deletion_vectors)
 # What Kernel's public write API builds: every race of two of them, both ways.
 RACES = tuple(race(a, b) for a in (INSERT_LEE, SET_PROPERTY) for b in (INSERT_MAX, SET_PROPERTY))
 
 
 @pytest.fixture(scope="module")
-def process() -> Iterator[KernelProcess]:
-    built = KernelProcess(UNUSED_CATALOG_URL)
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReferenceCatalog]:
+    """The engine's own reference catalog (catalog-managed tables), as the target builds it."""
+    root = tmp_path_factory.mktemp("kernel-engine-catalog")
+    built = ReferenceCatalog(root / "catalog.sqlite", root.as_uri(), LocalStorage())
     yield built
     built.close()
 
 
+@pytest.fixture(scope="module")
+def process(catalog: ReferenceCatalog) -> Iterator[KernelProcess]:
+    served = ServedCatalog(catalog, LocalStorage())
+    built = KernelProcess(served.url)
+    yield built
+    built.close()
+    served.close()
+
+
 @pytest.fixture
-def engine(process: KernelProcess, tmp_path: Path) -> KernelDeltaEngine:
-    return KernelDeltaEngine(process, tmp_path)
+def engine(process: KernelProcess, catalog: ReferenceCatalog, tmp_path: Path) -> KernelDeltaEngine:
+    return KernelDeltaEngine(process, tmp_path, catalog=catalog)
 
 
 def test_held_append_loses_its_version_and_rebases(engine: KernelDeltaEngine) -> None:
@@ -83,17 +100,41 @@ def test_kernel_outcomes_are_the_models(engine: KernelDeltaEngine) -> None:
     assert [o.commit_version is None for o in aborted.ops] == [False, True]
 
 
+def test_catalog_managed_appends_race_through_the_catalog(engine: KernelDeltaEngine) -> None:
+    """Two INSERTs held at Kernel's UC committer on a catalog-managed table; the catalog ratifies the
+    first and refuses the second's version. Winner published before the loser retries: Kernel
+    rebases the loser onto the next version. Winner ratified but unpublished: Kernel 4.4.0 was
+    observed to give the loser up (ConcurrentWriteException) instead of rebasing; either way the
+    history is judged like a check's and must hold no anomaly."""
+    prompt, lagging = publication_variants(race(INSERT_LEE, INSERT_MAX))
+    history = run_held(engine, "cm_prompt", WS_NODV_CM, prompt, report=False)
+    start = history.initial_version
+    assert [o.commit_version for o in history.ops] == [start + 1, start + 2]
+    assert check(history, serial_order(WS_NODV_CM)) == []
+    assert {r[0] for r in history.reads[-1].rows} >= {"lee", "max"}
+    published = [step.text for step in history.schedule if ": published v" in step.text]
+    assert published[-1].endswith(f"published v{start + 2}")  # Kernel's publish wrote the loser's commit too
+
+    history = run_held(engine, "cm_lagging", WS_NODV_CM, lagging, report=False)
+    start = history.initial_version
+    assert history.ops[0].commit_version == start + 1
+    assert history.ops[1].commit_version in (None, start + 2)
+    assert check(history, serial_order(WS_NODV_CM)) == []
+
+
 def _outcomes(history: History) -> list[int | None]:
     """Per writer: how many versions past its start it committed at, or None when it aborted."""
     return [None if o.commit_version is None else o.commit_version - o.start_version for o in history.ops]
 
 
-def test_operations_and_tables_kernel_cannot_build_are_not_supported(engine: KernelDeltaEngine) -> None:
+def test_operations_and_tables_kernel_cannot_build_are_not_supported(
+    engine: KernelDeltaEngine, process: KernelProcess, tmp_path: Path
+) -> None:
     assert engine.refuses(DELETE_JACK) is not None and engine.refuses(INSERT_LEE) is None
     with pytest.raises(NotSupported):
         engine.create_table("serializable", CONFIGS[0])  # Kernel refuses delta.isolationLevel
-    with pytest.raises(NotSupported):
-        engine.create_table("cm", DeltaSetup(WS_NODV.isolation, catalog_managed=True))
+    with pytest.raises(NotSupported):  # an engine bound to no catalog builds path-based tables only
+        KernelDeltaEngine(process, tmp_path / "no-catalog").create_table("cm", WS_NODV_CM)
     # A schedule with an operation Kernel has no API for is skipped, and the one it can run is judged.
     scenario = Scenario(
         "DELTA-ONE-VERSION-PER-COMMIT",

@@ -1,4 +1,5 @@
-"""Delta Kernel as the Delta engine of profile ``delta-row-conflicts``, on path-based (filesystem) tables.
+"""Delta Kernel as the Delta engine of profile ``delta-row-conflicts``, on path-based (filesystem)
+and catalog-managed tables.
 
 The target's one driver JVM (``jvm.KernelProcess``) runs the transactions (``ConflictEngine.java``).
 A writer's transaction is built on the table's latest snapshot and writes its data files; its commit
@@ -11,16 +12,26 @@ What Kernel 4.4's public write API builds: blind appends (INSERT) and table prop
 (METADATA). UPDATE, DELETE, MERGE and OPTIMIZE need removes or deletion vectors, which it has no
 public way to write: ``begin`` raises ``NotSupported`` for them (the schedule is not run). Kernel
 refuses the table property ``delta.isolationLevel`` (an unknown configuration), so its tables have
-Delta's default level, WriteSerializable; a Serializable table is ``NotSupported``. Catalog-managed
-tables are not built here (``DeltaSetup.catalog_managed``: ``NotSupported``).
+Delta's default level, WriteSerializable; a Serializable table is ``NotSupported``.
+
+Catalog-managed tables (``DeltaSetup.catalog_managed``) live in a reference catalog of the engine's
+own, served over Unity Catalog's HTTP API (``serving.ServedCatalog``): Kernel creates them as a UC
+connector does (staging table, its create-table transaction), loads snapshots with the catalog's
+ratified commits (``UCCatalogManagedClient.loadSnapshot``), and the hold wraps Kernel's UC
+committer, so a commit parks where Kernel would propose it to the catalog; the catalog ratifies or
+refuses, and Kernel's own conflict handling runs on a refusal. ``publish()`` is Kernel's public
+``Snapshot.publish`` of the table's ratified commits.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from conformance.adapters.delta_kernel.jvm import KernelFailed, KernelProcess
+from conformance.adapters.delta_kernel.serving import UC_CATALOG, UC_SCHEMA
+from conformance.contract.delta import Catalog
 from conformance.contract.delta_engine import DeltaSetup, IsolationLevel, NotSupported
 from conformance.contract.iceberg import CommitResult, Operation, OpKind, Row, TableRead
 
@@ -35,8 +46,6 @@ class KernelEngineError(Exception):
 
 def table_properties(setup: DeltaSetup) -> dict[str, str]:
     """The properties Kernel is asked to create the table with; ``NotSupported`` for what it cannot."""
-    if setup.catalog_managed:
-        raise NotSupported("the delta-kernel engine builds path-based (filesystem) tables only")
     if setup.isolation is not IsolationLevel.WRITE_SERIALIZABLE:
         # Kernel 4.4 rejects delta.isolationLevel (UnknownConfigurationException): only the default.
         raise NotSupported("Delta Kernel 4.4 cannot set delta.isolationLevel; its tables are WriteSerializable")
@@ -55,8 +64,9 @@ def _ignore(event: dict[str, Any]) -> None:
 class KernelHeld:
     """A Kernel commit parked in the driver (or already ended without parking)."""
 
-    def __init__(self, engine: KernelDeltaEngine, handle: int, start: int) -> None:
+    def __init__(self, engine: KernelDeltaEngine, table: str, handle: int, start: int) -> None:
         self._engine = engine
+        self._table = table
         self._handle = handle
         self._start = start
         self._result: CommitResult | None = None
@@ -66,6 +76,11 @@ class KernelHeld:
     @property
     def start_version(self) -> int:
         return self._start
+
+    def publish(self) -> list[int]:
+        """``held_run.PublishesCommit``: Kernel publishes the table's ratified commits (this one's
+        and every earlier one) into ``_delta_log``; the versions whose files it wrote."""
+        return self._engine.publish(self._table)
 
     def release(self) -> CommitResult:
         if self._result is None:
@@ -82,13 +97,25 @@ class KernelHeld:
 class KernelDeltaEngine:
     """Tables under ``root`` (a local directory), transactions in the target's driver JVM.
 
+    ``catalog`` is the reference catalog the driver's UC client is served (``None``: the engine
+    builds path-based tables only, a catalog-managed set-up is ``NotSupported``).
+
     ``fault_overwrite_commits`` is for lakecert's own tests only: a faulty variant whose commit files
     overwrite a version already written (a store without put-if-absent), which the checks must catch."""
 
-    def __init__(self, process: KernelProcess, root: Path, *, fault_overwrite_commits: bool = False) -> None:
+    def __init__(
+        self,
+        process: KernelProcess,
+        root: Path,
+        *,
+        catalog: Catalog | None = None,
+        fault_overwrite_commits: bool = False,
+    ) -> None:
         self._process = process
         self._root = root
+        self._catalog = catalog
         self._fault = fault_overwrite_commits
+        self._managed: set[str] = set()  # the tables created catalog-managed
 
     def call(self, request: dict[str, Any]) -> Any:
         try:
@@ -99,13 +126,22 @@ class KernelDeltaEngine:
     def location(self, table: str) -> str:
         return (self._root / table).as_uri()
 
+    def _table(self, table: str) -> dict[str, Any]:
+        """How a request names the table: its location, or its UC name when it is catalog-managed."""
+        if table in self._managed:
+            return {"catalog_managed": True, "catalog": UC_CATALOG, "schema": UC_SCHEMA, "name": table}
+        return {"location": self.location(table)}
+
     def create_table(self, name: str, setup: DeltaSetup) -> TableRead:
         props = table_properties(setup)
+        if setup.catalog_managed:
+            if self._catalog is None:
+                raise NotSupported("this delta-kernel engine is bound to no catalog: path-based tables only")
+            self._managed.add(name)
         files = [[list(r) for r in rows] for rows in setup.data_files]
         try:
-            self._process.call(
-                {"op": "engine_create", "location": self.location(name), "properties": props, "files": files}, _ignore
-            )
+            request = {"op": "engine_create", **self._table(name), "properties": props, "files": files}
+            self._process.call(request, _ignore)
         except KernelFailed as e:
             raise NotSupported(f"Delta Kernel refuses a table with {props}: {e.java_class}") from e
         return self.read(name)
@@ -120,14 +156,29 @@ class KernelDeltaEngine:
         if (reason := self.refuses(op)) is not None:
             raise NotSupported(reason)
         operation = {"kind": op.kind.value, "values": list(op.values)}
-        request = {"op": "engine_begin", "location": self.location(table), "operation": operation}
+        request = {"op": "engine_begin", **self._table(table), "operation": operation}
         out = self.call({**request, "fault_overwrite_commits": self._fault})
-        return KernelHeld(self, int(out["handle"]), int(out["start"]))
+        return KernelHeld(self, table, int(out["handle"]), int(out["start"]))
+
+    def publish(self, table: str) -> list[int]:
+        """Kernel's ``Snapshot.publish`` on the table's latest snapshot; which versions it wrote into
+        ``_delta_log`` is read from the table's log directory before and after, not from Kernel."""
+        if table not in self._managed or self._catalog is None:
+            return []
+        log = Path(unquote(urlparse(self._catalog.resolve(table).location).path)) / "_delta_log"
+        before = _published_versions(log)
+        latest = int(self.call({"op": "engine_publish", **self._table(table)}))
+        return sorted(v for v in _published_versions(log) - before if v <= latest)
 
     def read(self, table: str, version: int | None = None) -> TableRead:
-        out = self.call({"op": "engine_read", "location": self.location(table), "version": version})
+        out = self.call({"op": "engine_read", **self._table(table), "version": version})
         rows: tuple[Row, ...] = tuple(sorted((str(r[0]), str(r[1]), str(r[2])) for r in out["rows"]))
         return TableRead(int(out["version"]), rows)
 
     def close(self) -> None:
         """The driver JVM is the target's (shared with the client side); it stops it."""
+
+
+def _published_versions(log: Path) -> set[int]:
+    """The versions with a published commit file (``_delta_log/<version>.json``)."""
+    return {int(p.stem) for p in log.glob("*.json") if p.stem.isdigit()}

@@ -15,8 +15,10 @@ Path access (``path_contract``): ``read_path``/``append_path`` load the table wi
 ``TableManager.loadSnapshot(location)``, as Kernel is used for tables without a catalog.
 
 Engine (profile ``delta-row-conflicts``, ``engine.py``): path-based tables in the run's work
-directory, each commit held by a wrapper of the table's committer until the schedule releases it;
-INSERT and table property changes only (what Kernel's public write API builds).
+directory, and catalog-managed ones in a reference catalog of the engine's own served to its driver;
+each commit held by a wrapper of the table's committer (Kernel's UC committer on a catalog-managed
+table) until the schedule releases it; INSERT and table property changes only (what Kernel's
+public write API builds).
 
 Kernel 4.4.0 has no API for log compaction files on request or for metadata cleanup:
 ``compact_log`` and ``cleanup`` raise ``NotSupported``. Local (``file://``) warehouses
@@ -44,10 +46,12 @@ from conformance.contract.delta import (
 )
 from conformance.contract.target import Kind, Side, TargetEnv, UCEndpoint
 from conformance.observe.transcript import Transcript
+from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.storage.local import LocalStorage
 from reference_impl.storage.s3 import S3Settings
 
 KERNEL_VERSION = "4.4.0"
-# The engine side's driver is never asked for a catalog call (UC's client only stores its address).
+# A driver that is never asked for a catalog call (UC's client only stores its address).
 UNUSED_CATALOG_URL = "http://127.0.0.1:9"
 # The driver's classification of what Kernel raised -> the contract's error classes.
 _ERRORS: dict[str, type[Exception]] = {
@@ -209,7 +213,9 @@ class DeltaKernelTarget:
         self._java = java
         self._served: ServedCatalog | None = None
         self._process: KernelProcess | None = None
-        self._engine_process: KernelProcess | None = None  # delta-row-conflicts: bound to no catalog
+        self._engine_process: KernelProcess | None = None  # delta-row-conflicts: bound to the engine's catalog
+        self._engine_served: ServedCatalog | None = None
+        self._engine_catalog: ReferenceCatalog | None = None
 
     def version(self) -> str:
         return f"Delta Kernel {KERNEL_VERSION} (delta-kernel-unitycatalog, UC client 0.6.0)"
@@ -223,14 +229,17 @@ class DeltaKernelTarget:
         )
 
     def make_delta_engine(self, env: TargetEnv) -> KernelDeltaEngine:
-        """Profile ``delta-row-conflicts``: path-based tables under the run's work directory, in a
-        driver of its own (the client's is bound to the served catalog; this one needs none: its UC
-        client is given an address it never calls)."""
+        """Profile ``delta-row-conflicts``: tables under the run's work directory, in a driver of its
+        own (the client's is bound to the checks' catalogs). Catalog-managed tables are registered in
+        a reference catalog of the engine's own (local, in the same directory), served to it."""
         root = env.workdir / "delta-kernel-engine"
         root.mkdir(parents=True, exist_ok=True)
         if self._engine_process is None:
-            self._engine_process = self._driver(UNUSED_CATALOG_URL, None, env)
-        return KernelDeltaEngine(self._engine_process, root)
+            storage = LocalStorage()
+            self._engine_catalog = ReferenceCatalog(root / "catalog.sqlite", root.as_uri(), storage)
+            self._engine_served = ServedCatalog(self._engine_catalog, storage)
+            self._engine_process = self._driver(self._engine_served.url, None, env)
+        return KernelDeltaEngine(self._engine_process, root, catalog=self._engine_catalog)
 
     def make_client(self, catalog: Catalog, env: TargetEnv) -> KernelClient:
         scheme = urlparse(env.warehouse_uri).scheme
@@ -259,6 +268,10 @@ class DeltaKernelTarget:
             if process is not None:
                 process.close()
         self._process = self._engine_process = None
-        if self._served is not None:
-            self._served.close()
-            self._served = None
+        for served in (self._served, self._engine_served):
+            if served is not None:
+                served.close()
+        self._served = self._engine_served = None
+        if self._engine_catalog is not None:
+            self._engine_catalog.close()
+            self._engine_catalog = None

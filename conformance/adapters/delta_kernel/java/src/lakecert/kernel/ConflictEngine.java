@@ -12,6 +12,7 @@ import io.delta.kernel.SnapshotBuilder;
 import io.delta.kernel.TableManager;
 import io.delta.kernel.Transaction;
 import io.delta.kernel.TransactionCommitResult;
+import io.delta.kernel.commit.Committer;
 import io.delta.kernel.data.ColumnVector;
 import io.delta.kernel.data.ColumnarBatch;
 import io.delta.kernel.data.FilteredColumnarBatch;
@@ -37,6 +38,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
 
 /**
  * Delta Kernel as the engine of profile delta-row-conflicts, on path-based (filesystem) tables.
@@ -46,6 +48,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link HeldCommitter}, so the commit parks before it writes {@code _delta_log/<v>.json}, and the
  * request answers once it is parked. {@code engine_release} lets it go and waits for Kernel's own
  * outcome (written at a version, possibly after its conflict checker rebased it, or refused).
+ *
+ * <p>Catalog-managed tables ({@code "catalog_managed": true} in a request) are created, loaded and
+ * committed through Unity Catalog ({@link CatalogTables}, Kernel's UC client against the run's
+ * served catalog): the held committer wraps Kernel's UC committer, so the hold is where Kernel would
+ * propose to the catalog, and reads load snapshots with the catalog's ratified commits.
  *
  * <p>What Kernel 4.4's public write API can build: blind appends (INSERT) and table property
  * changes (METADATA). Removes and deletion vectors are not in it: lakecert does not ask.
@@ -64,6 +71,7 @@ final class ConflictEngine {
   private static final long HANG_GUARD_MS = 600_000;
 
   private final Engine engine;
+  private final CatalogTables catalog;
   private final Map<Integer, Held> held = new HashMap<>();
   private final AtomicInteger handles = new AtomicInteger();
 
@@ -77,8 +85,37 @@ final class ConflictEngine {
     }
   }
 
-  ConflictEngine(Engine engine) {
+  /** Catalog-managed tables through Unity Catalog, named by a request's catalog, schema and name. */
+  interface CatalogTables {
+    /** Create the table (staging table, Kernel's create-table transaction): its first version. */
+    long create(JsonNode req, StructType schema, Map<String, String> properties, String engineInfo) throws Exception;
+
+    /** A snapshot with the catalog's ratified commits; {@code wrap} is given the table's committer. */
+    Snapshot load(JsonNode req, Optional<Long> version, UnaryOperator<Committer> wrap) throws Exception;
+  }
+
+  ConflictEngine(Engine engine, CatalogTables catalog) {
     this.engine = engine;
+    this.catalog = catalog;
+  }
+
+  private static boolean managed(JsonNode req) {
+    return req.path("catalog_managed").asBoolean(false);
+  }
+
+  /** The table's snapshot (latest, or at {@code version}), its committer passed through {@code wrap}. */
+  private Snapshot snapshot(JsonNode req, Optional<Long> version, UnaryOperator<Committer> wrap) throws Exception {
+    if (managed(req)) {
+      return catalog.load(req, version, wrap);
+    }
+    String location = req.path("location").asText();
+    SnapshotBuilder builder = TableManager.loadSnapshot(location);
+    if (version.isPresent()) {
+      builder = builder.atVersion(version.get());
+    }
+    Snapshot plain = builder.build(engine);
+    Committer wrapped = wrap.apply(plain.getCommitter());
+    return wrapped == plain.getCommitter() ? plain : builder.withCommitter(wrapped).build(engine);
   }
 
   JsonNode handle(JsonNode req) throws Exception {
@@ -91,6 +128,8 @@ final class ConflictEngine {
         return release(req);
       case "engine_read":
         return read(req);
+      case "engine_publish":
+        return publish(req);
       default:
         throw new IllegalArgumentException("unknown op " + req.path("op").asText());
     }
@@ -100,14 +139,20 @@ final class ConflictEngine {
     String location = req.path("location").asText();
     Map<String, String> properties = new HashMap<>();
     req.path("properties").fields().forEachRemaining(e -> properties.put(e.getKey(), e.getValue().asText()));
-    Transaction create =
-        TableManager.buildCreateTableTransaction(location, SCHEMA, ENGINE_INFO)
-            .withTableProperties(properties)
-            .build(engine);
-    long version = create.commit(engine, CloseableIterable.emptyIterable()).getVersion();
+    long version;
+    if (managed(req)) {
+      version = catalog.create(req, SCHEMA, properties, ENGINE_INFO);
+    } else {
+      Transaction create =
+          TableManager.buildCreateTableTransaction(location, SCHEMA, ENGINE_INFO)
+              .withTableProperties(properties)
+              .build(engine);
+      version = create.commit(engine, CloseableIterable.emptyIterable()).getVersion();
+    }
     for (JsonNode file : req.path("files")) { // one append, one data file, per group
       Transaction txn =
-          TableManager.loadSnapshot(location).build(engine).buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE)
+          snapshot(req, Optional.empty(), UnaryOperator.identity())
+              .buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE)
               .build(engine);
       List<Row> actions = writeRows(txn, rowsOf(file));
       version = txn.commit(engine, CloseableIterable.inMemoryIterable(Iterators.of(actions))).getVersion();
@@ -128,11 +173,22 @@ final class ConflictEngine {
   }
 
   private JsonNode begin(JsonNode req) throws Exception {
-    String location = req.path("location").asText();
     JsonNode op = req.path("operation");
-    // The table's own committer, wrapped: Kernel's public seam for where a commit goes.
-    HeldCommitter committer = new HeldCommitter(TableManager.loadSnapshot(location).build(engine).getCommitter());
-    Snapshot snapshot = TableManager.loadSnapshot(location).withCommitter(committer).build(engine);
+    // The table's own committer (Kernel's UC committer on a catalog-managed table), wrapped:
+    // Kernel's public seam for where a commit goes.
+    HeldCommitter[] wrapped = new HeldCommitter[1];
+    Snapshot snapshot =
+        snapshot(
+            req,
+            Optional.empty(),
+            inner -> {
+              wrapped[0] = HeldCommitter.around(inner);
+              return wrapped[0];
+            });
+    HeldCommitter committer = wrapped[0];
+    if (committer == null) {
+      throw new IllegalStateException("Kernel built the snapshot without asking for its committer");
+    }
     Transaction txn;
     List<Row> actions;
     switch (op.path("kind").asText()) {
@@ -219,12 +275,20 @@ final class ConflictEngine {
     return actions;
   }
 
-  private JsonNode read(JsonNode req) throws Exception {
-    SnapshotBuilder builder = TableManager.loadSnapshot(req.path("location").asText());
-    if (req.path("version").isIntegralNumber()) {
-      builder = builder.atVersion(req.path("version").asLong());
+  /** Kernel's publish of every ratified commit of the table's latest snapshot into _delta_log. */
+  private JsonNode publish(JsonNode req) throws Exception {
+    if (!managed(req)) {
+      throw new IllegalArgumentException("only a catalog-managed table has commits to publish");
     }
-    Snapshot snapshot = builder.build(engine);
+    Snapshot snapshot = snapshot(req, Optional.empty(), UnaryOperator.identity());
+    snapshot.publish(engine);
+    return JSON.getNodeFactory().numberNode(snapshot.getVersion());
+  }
+
+  private JsonNode read(JsonNode req) throws Exception {
+    Optional<Long> version =
+        req.path("version").isIntegralNumber() ? Optional.of(req.path("version").asLong()) : Optional.empty();
+    Snapshot snapshot = snapshot(req, version, UnaryOperator.identity());
     Scan scan = snapshot.getScanBuilder().build();
     Row scanState = scan.getScanState(engine);
     StructType physicalSchema = ScanStateRow.getPhysicalDataReadSchema(scanState);

@@ -11,6 +11,7 @@ import io.delta.kernel.Snapshot;
 import io.delta.kernel.TableManager;
 import io.delta.kernel.Transaction;
 import io.delta.kernel.TransactionCommitResult;
+import io.delta.kernel.commit.Committer;
 import io.delta.kernel.DataWriteContext;
 import io.delta.kernel.data.ColumnarBatch;
 import io.delta.kernel.data.FilteredColumnarBatch;
@@ -47,6 +48,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 import org.apache.hadoop.conf.Configuration;
 
 /**
@@ -60,7 +62,7 @@ final class KernelClient implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final UCTokenBasedRestClient ucClient;
-  private final UCCatalogManagedClient kernelUc;
+  private final HoldingUCClient kernelUc;
   private final TablesApi tables;
   private final Engine engine;
   private final ConflictEngine conflicts; // profile delta-row-conflicts: path-based tables, held commits
@@ -71,13 +73,58 @@ final class KernelClient implements AutoCloseable {
     auth.put("token", token);
     TokenProvider tokens = TokenProvider.create(auth);
     this.ucClient = new UCTokenBasedRestClient(baseUrl, tokens, Map.of());
-    this.kernelUc = new UCCatalogManagedClient(ucClient);
+    this.kernelUc = new HoldingUCClient(ucClient);
     ApiClient api = ApiClientBuilder.create().uri(baseUrl).tokenProvider(tokens).build();
     this.tables = new TablesApi(api);
     Configuration conf = new Configuration();
     hadoop.forEach(conf::set);
     this.engine = new ObservedEngine(DefaultEngine.create(conf), announcer);
-    this.conflicts = new ConflictEngine(engine);
+    this.conflicts = new ConflictEngine(engine, new CatalogTables());
+  }
+
+  /**
+   * Kernel's UC client, whose committers can be wrapped: {@code createUCCommitter} is the protected
+   * factory {@code loadSnapshot} builds each snapshot's committer with. Requests run one at a time,
+   * so the wrap set around one {@code loadSnapshot} is that snapshot's only.
+   */
+  private static final class HoldingUCClient extends UCCatalogManagedClient {
+    private UnaryOperator<Committer> wrap = UnaryOperator.identity();
+
+    HoldingUCClient(UCTokenBasedRestClient client) {
+      super(client);
+    }
+
+    Snapshot load(Engine engine, Table t, Optional<Long> version, UnaryOperator<Committer> with) {
+      wrap = with;
+      try {
+        return loadSnapshot(engine, t.tableId, t.location, t.id, version, Optional.empty());
+      } finally {
+        wrap = UnaryOperator.identity();
+      }
+    }
+
+    @Override
+    protected Committer createUCCommitter(
+        io.delta.storage.commit.uccommitcoordinator.UCClient client,
+        String tableId,
+        String tablePath,
+        UCTableIdentifier id) {
+      return wrap.apply(super.createUCCommitter(client, tableId, tablePath, id));
+    }
+  }
+
+  /** The engine side's catalog-managed tables (profile delta-row-conflicts), as the client creates them. */
+  private final class CatalogTables implements ConflictEngine.CatalogTables {
+    @Override
+    public long create(JsonNode req, StructType schema, Map<String, String> properties, String engineInfo)
+        throws Exception {
+      return createManaged(req, schema, properties, engineInfo);
+    }
+
+    @Override
+    public Snapshot load(JsonNode req, Optional<Long> version, UnaryOperator<Committer> wrap) throws Exception {
+      return kernelUc.load(engine, resolve(req), version, wrap);
+    }
   }
 
   static String kernelVersion() {
@@ -149,6 +196,11 @@ final class KernelClient implements AutoCloseable {
   }
 
   private JsonNode createTable(JsonNode req) throws Exception {
+    return JSON.getNodeFactory().numberNode(createManaged(req, RowsBatch.SCHEMA, Map.of(), ENGINE_INFO));
+  }
+
+  private long createManaged(JsonNode req, StructType schema, Map<String, String> properties, String engineInfo)
+      throws Exception {
     UCTableIdentifier id = identifier(req);
     StagingTableInfo staged =
         tables.createStagingTable(
@@ -156,13 +208,13 @@ final class KernelClient implements AutoCloseable {
                 .catalogName(id.getCatalogName())
                 .schemaName(id.getSchemaName())
                 .name(id.getTableName()));
-    Transaction txn =
-        kernelUc
-            .buildCreateTableTransaction(
-                staged.getId(), staged.getStagingLocation(), RowsBatch.SCHEMA, ENGINE_INFO, id)
-            .build(engine);
-    TransactionCommitResult result = txn.commit(engine, CloseableIterable.emptyIterable());
-    return JSON.getNodeFactory().numberNode(result.getVersion());
+    io.delta.kernel.transaction.CreateTableTransactionBuilder builder =
+        kernelUc.buildCreateTableTransaction(staged.getId(), staged.getStagingLocation(), schema, engineInfo, id);
+    if (!properties.isEmpty()) {
+      builder = builder.withTableProperties(properties); // added to the catalog's required ones
+    }
+    TransactionCommitResult result = builder.build(engine).commit(engine, CloseableIterable.emptyIterable());
+    return result.getVersion();
   }
 
   /** The add actions for ``rows`` written as new data files of ``txn``'s table. */
