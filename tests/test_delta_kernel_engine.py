@@ -100,12 +100,19 @@ def test_kernel_outcomes_are_the_models(engine: KernelDeltaEngine) -> None:
     assert [o.commit_version is None for o in aborted.ops] == [False, True]
 
 
-def test_catalog_managed_appends_race_through_the_catalog(engine: KernelDeltaEngine) -> None:
+def test_catalog_managed_appends_race_through_the_catalog(engine: KernelDeltaEngine, catalog: ReferenceCatalog) -> None:
     """Two INSERTs held at Kernel's UC committer on a catalog-managed table; the catalog ratifies the
     first and refuses the second's version. Winner published before the loser retries: Kernel
     rebases the loser onto the next version. Winner ratified but unpublished: Kernel 4.4.0 was
     observed to give the loser up (ConcurrentWriteException) instead of rebasing; either way the
     history is judged like a check's and must hold no anomaly."""
+    # The hold is before Kernel proposes: the catalog has ratified nothing past the start meanwhile.
+    start = engine.create_table("cm_hold", WS_NODV_CM).version
+    held = engine.begin("cm_hold", 0, INSERT_LEE)
+    table_id = catalog.resolve("cm_hold").table_id
+    assert catalog.get_commits(table_id).latest_version == start
+    assert held.release().version == catalog.get_commits(table_id).latest_version == start + 1
+
     prompt, lagging = publication_variants(race(INSERT_LEE, INSERT_MAX))
     history = run_held(engine, "cm_prompt", WS_NODV_CM, prompt, report=False)
     start = history.initial_version
