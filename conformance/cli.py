@@ -97,11 +97,32 @@ def warm_run_imports() -> None:
     _check_files()
 
 
-def check_paths(requirements: frozenset[str] | None) -> list[str]:
-    """What pytest collects: every check module, or with ``--requirement`` only the modules that name
-    one of them (importing the other forty modules cost more than a focused run's checks). The
-    selection by marks still decides which checks of those modules run."""
+@functools.cache
+def _module_profiles() -> dict[str, frozenset[str]]:
+    """Check module -> the profiles of the requirements its ``req`` marks name (read statically)."""
+    from conformance.requirements import load_all
+
+    known = load_all()
+    out: dict[str, set[str]] = {}
+    for rid, files in _check_files().items():
+        for f in files:
+            # An unknown ID maps to no profile: the module is then kept, and collection rejects the mark.
+            out.setdefault(f, set()).add(known[rid].profile if rid in known else "")
+    return {f: frozenset(p) for f, p in out.items()}
+
+
+def check_paths(requirements: frozenset[str] | None, profiles: list[str] | None = None) -> list[str]:
+    """What pytest collects: with ``--requirement`` only the modules that name one of them, else the
+    modules of the selected profiles (importing the other modules, the Iceberg ones and their
+    libraries for a Delta-only run, cost more than a focused run's checks; docs/benchmarks.md). A
+    module the static reader finds no mark in is kept, so collection still judges it. The selection
+    by marks still decides which checks of those modules run."""
     files = sorted({f for r in requirements or () for f in _check_files().get(r, ())})
+    if not files and profiles is not None:
+        wanted = set(profiles)
+        found = _module_profiles()
+        every = sorted(p.relative_to(PKG_DIR).as_posix() for p in (PKG_DIR / "checks").rglob("test_*.py"))
+        files = [f for f in every if f not in found or "" in found[f] or not found[f].isdisjoint(wanted)]
     return [str(PKG_DIR / f) for f in files] or [str(PKG_DIR / "checks")]
 
 
@@ -179,7 +200,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except (TargetUnavailable, DeadlineExceeded) as e:
         ctx.unavailable = f"target {cfg.target} is unavailable: {e}"
         print(f"lakecert: {ctx.unavailable}", file=sys.stderr)
-    paths = [str(PKG_DIR / s) for s in args.select] if args.select else check_paths(only)
+    paths = [str(PKG_DIR / s) for s in args.select] if args.select else check_paths(only, ctx.profiles)
     pytest_args = [
         *paths,
         "-c",

@@ -9,7 +9,7 @@ from typing import Any
 
 from conformance.config import Config, ConfigError
 from conformance.contract.target import Target
-from reference_impl.faults.registry import all_faults
+from reference_impl.faults.registry import all_faults, find_fault
 from reference_impl.target import ReferenceTarget
 
 ENTRY_POINT_GROUP = "lakecert.targets"
@@ -99,7 +99,7 @@ def build_target(name: str, config: Config) -> Target:
     if name == "reference":
         return ReferenceTarget()
     if name.startswith("faulty:"):
-        fault = all_faults().get(name.removeprefix("faulty:"))
+        fault = find_fault(name.removeprefix("faulty:"))
         if fault is None:
             raise ConfigError(f"unknown faulty variant {name!r}; see `lakecert targets`")
         return ReferenceTarget(fault)

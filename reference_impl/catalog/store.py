@@ -24,7 +24,6 @@ import uuid
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from reference_impl.catalog.postgres_store import PostgresBackend
 from reference_impl.catalog.sqlite_store import SqliteBackend
 from reference_impl.catalog.transaction import (
     SCHEMA,
@@ -43,6 +42,9 @@ __all__ = ["TABLE_COLUMNS", "CatalogStore", "Cursor", "StoreError", "TableRow", 
 def open_backend(location: str | Path, busy_timeout_s: float) -> Backend:
     if is_postgres_url(location):
         assert isinstance(location, str)
+        # Imported only for a PostgreSQL store: psycopg cost a tenth of a second of every SQLite run.
+        from reference_impl.catalog.postgres_store import PostgresBackend
+
         return PostgresBackend(location, lock_timeout_s=busy_timeout_s)
     return SqliteBackend(Path(location), busy_timeout_s=busy_timeout_s)
 

@@ -1,24 +1,36 @@
 """Every registered faulty variant of the reference implementation, by name.
 
-The fault modules register their variants with ``base.fault`` when imported; importing them here,
-at the top, means the registry is complete as soon as it is imported. The Iceberg REST catalog
-variants need pyiceberg (the ``iceberg`` extra) and are registered only where it is installed.
+The fault modules register their variants with ``base.fault`` when imported. The Delta and Iceberg
+engine, catalog and client modules are imported here, at the top. The Iceberg REST catalog variants
+need pyiceberg (the ``iceberg`` extra), and importing it and the REST service's web stack cost about
+a fifth of a Delta-only run (docs/benchmarks.md): they are registered on the first call that needs
+every variant, and only where pyiceberg is installed.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 
 from reference_impl.faults import catalog_faults, client_faults, delta_engine_faults, engine_faults
 from reference_impl.faults.base import FAULTS, Fault, Side, fault
 
-if importlib.util.find_spec("pyiceberg"):
-    importlib.import_module("reference_impl.faults.iceberg_catalog_faults")  # registers its variants
-
-__all__ = ["Fault", "Side", "all_faults", "fault"]
+__all__ = ["Fault", "Side", "all_faults", "fault", "find_fault"]
 _MODULES = (catalog_faults, client_faults, engine_faults, delta_engine_faults)  # imported for their registrations
 
 
+@functools.cache
+def _register_iceberg_catalog_faults() -> None:
+    if importlib.util.find_spec("pyiceberg"):
+        importlib.import_module("reference_impl.faults.iceberg_catalog_faults")  # registers its variants
+
+
 def all_faults() -> dict[str, Fault]:
+    _register_iceberg_catalog_faults()
     return dict(sorted(FAULTS.items()))
+
+
+def find_fault(name: str) -> Fault | None:
+    """The variant of that name; the Iceberg REST catalog variants are imported only if it is none of the others."""
+    return FAULTS.get(name) or all_faults().get(name)

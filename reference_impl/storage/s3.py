@@ -9,7 +9,6 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-import boto3
 from botocore.exceptions import ClientError
 
 from conformance.contract.delta import FileInfo
@@ -71,6 +70,9 @@ class S3Storage:
     def client(self) -> S3Client:
         with self._lock:
             if self._client is None:
+                # Imported on first use: boto3's sessions cost a run on local storage a few tenths of a second.
+                import boto3
+
                 # A private session: the default one is not safe to share across threads.
                 self._client = boto3.session.Session().client(
                     "s3",
