@@ -30,7 +30,7 @@ def test_no_profile_narrowing_collects_every_module() -> None:
 
 
 def test_requirements_narrow_before_profiles() -> None:
-    narrowed = _modules(check_paths(frozenset({"CAT-RATIFY-SEQUENTIAL"}), profiles()))
+    narrowed = _modules(check_paths(frozenset({"CAT-RATIFY-SEQUENTIAL"}), list(profiles())))
     assert narrowed and all(m.startswith("checks/delta/") for m in narrowed)
 
 
@@ -53,4 +53,3 @@ def test_delta_profiles_import_no_iceberg_catalog_library() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
-
