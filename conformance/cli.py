@@ -215,6 +215,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         "allure_pytest.plugin",
         "-p",
         "_hypothesis_pytestplugin",
+        # pytest's unraisable-exception plugin only turns exceptions in __del__ into warnings, which a
+        # run does not show (--disable-warnings), and forces garbage collections at the session's end.
+        "-p",
+        "no:unraisableexception",
         "--alluredir",
         str(out / "allure-results"),
         "--clean-alluredir",
