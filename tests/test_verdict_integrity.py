@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -187,16 +188,29 @@ def test_a_dead_url_gives_one_row_per_check_and_one_cause(out: Path) -> None:
     assert url in res["results"][0]["message"] and "ConnectionRefusedError" in res["results"][0]["message"]
 
 
-def test_interrupted_run_is_marked_and_never_certified(out: Path) -> None:
+def test_interrupted_run_is_marked_and_never_certified(out: Path, tmp_path: Path) -> None:
+    # The run is interrupted inside a check whose catalog call hangs and says so by a file: no
+    # timing decides whether the signal lands before the run ends (it once did not, on a loaded
+    # machine, and the run finished certified).
+    marker = tmp_path / "hanging"
+    env = {
+        **os.environ,
+        **ADAPTERS,
+        "BROKEN_HANG_MARKER": str(marker),
+        "LAKECERT__deadlines__call_s": "900",  # a hang guard: the signal ends the call, not this
+        "LAKECERT__deadlines__check_s": "900",
+    }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "conformance.cli", "run", "--out", str(out)],
+        [sys.executable, "-m", "conformance.cli", "run", "--target", "tests.adapters.broken:AnnouncedHangTarget"]
+        + ["--select", LISTING, "--out", str(out)],
         cwd=REPO,
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    allure = out / "allure-results"
-    while proc.poll() is None and not (allure.is_dir() and any(allure.glob("*-result.json"))):
-        time.sleep(0.05)  # waits on a condition: the first check has finished
+    while proc.poll() is None and not marker.exists():
+        time.sleep(0.05)  # waits on a condition: a check is inside the hanging call
+    assert proc.poll() is None, "the run ended before its hanging call"
     proc.send_signal(signal.SIGINT)
     assert proc.wait() == 2
     res = results(out)

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import os
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +21,17 @@ class HangingCatalog(MemoryCatalog):
     ) -> GetCommitsResponse:
         threading.Event().wait()
         raise AssertionError("unreachable")
+
+
+class AnnouncedHangCatalog(HangingCatalog):
+    """Hangs like HangingCatalog, after creating the file ``BROKEN_HANG_MARKER`` names: a test then
+    knows the run is inside a check without timing it (tests/test_verdict_integrity.py)."""
+
+    def get_commits(
+        self, table_id: str, start_version: int | None = None, end_version: int | None = None
+    ) -> GetCommitsResponse:
+        Path(os.environ["BROKEN_HANG_MARKER"]).touch()
+        return super().get_commits(table_id, start_version, end_version)
 
 
 class SkippingCatalog(MemoryCatalog):
@@ -65,6 +78,10 @@ class _Broken(MemoryCatalogTarget):
 
 class HangingTarget(_Broken):
     catalog_class = HangingCatalog
+
+
+class AnnouncedHangTarget(_Broken):
+    catalog_class = AnnouncedHangCatalog
 
 
 class SkippingTarget(_Broken):
