@@ -134,7 +134,7 @@ certify: setup
 	$(BIN)/lakecert run --out $(OUT); status=$$?; $(BIN)/lakecert report $(OUT) || exit 2; exit $$status
 
 test: setup
-	$(BIN)/python -m pytest -n auto --dist loadgroup -q tests
+	$(BIN)/python -m pytest -n auto --dist loadgroup -q --durations=30 tests
 
 lint: setup
 	$(BIN)/ruff check conformance reference_impl tests scripts bench
