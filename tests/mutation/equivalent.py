@@ -1065,4 +1065,33 @@ _MORE += [
         UC_LIMIT,
     ),
 ]
+# The last four of the first server sample (issue #18). Both are UC server behaviour the RFC does not
+# ask of a catalog; the server's own tests kill them (named in each reason).
+REPLAY = (
+    "outside the RFC: UC's idempotent answer (200) to a replay of a version that was published and"
+    " dropped; the RFC only asks that each version be ratified once, and a conflict answer to the"
+    " replay ratifies nothing and is conforming (a client that lost the answer learns from the listing"
+    " whether its proposal won); tests/test_server_input.py::test_identical_replay_is_accepted_once"
+    " judges the server's UC behaviour and kills it"
+)
+_REPLAY_TEST = "if current is None or version > current.latest_published_version or self.storage is None:"
+_MORE += [
+    *[
+        (SERVICE, _REPLAY_TEST, after, REPLAY)
+        for after in (
+            _REPLAY_TEST.replace("version >", "version <="),
+            _REPLAY_TEST.replace("current is None", "current is not None"),
+            _REPLAY_TEST.replace("storage is None", "storage is not None"),
+        )
+    ],
+    (
+        SERVICE,
+        "if not actions or not all(isinstance(a, dict) for a in actions):",
+        "if  actions or not all(isinstance(a, dict) for a in actions):",
+        "outside the catalog contract: the shape test of a commit's actions runs only for a caller without"
+        " the admin role (lakecert's role check on protocol and metadata changes); the uc target runs"
+        " with one principal allowed everything, so it never runs there;"
+        " tests/test_server_auth.py::test_writer_commits_data_but_not_protocol_or_metadata kills it",
+    ),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
