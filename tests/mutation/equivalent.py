@@ -1094,4 +1094,107 @@ _MORE += [
         " tests/test_server_auth.py::test_writer_commits_data_but_not_protocol_or_metadata kills it",
     ),
 ]
+# The second server sample (issue #18): UC's request rules and records around the commit path.
+UC_NAME_RULES = (
+    "outside the catalog contract: UC's rule for catalog, schema and table names (letters, digits, _,"
+    " @, -); the uc target only sends names that follow it, and the Delta contract has no such rule"
+)
+UC_VIEW_FIELDS = (
+    "outside the catalog contract: UC's refusal of view fields in a request to create a managed"
+    " table; the Delta contract registers tables only, and no check sends a view"
+)
+FILE_FIELDS = (
+    "outside the catalog contract: only the file size and modification time UC reports beside each"
+    " listed commit are looked up by these names; the contract's RatifiedCommit carries neither"
+)
+FEATURE_NAME = (
+    "outside the catalog contract: which of the feature's two property names (catalogManaged, or"
+    " its preview name catalogOwned-preview) UC's table record spells; the uc adapter reads either"
+    " as the catalog's answer"
+)
+FEATURE_POP = (
+    "equivalent with the reference catalog: it registers every table catalog-managed, so the"
+    " property is set again whatever the client sent at creation; only a served catalog answering"
+    " not-managed would be hidden (the registered faults are judged through the unmutated server)"
+)
+UC_LISTING = (
+    "outside the catalog contract: UC's listing of a schema's tables (GET /tables), which no catalog"
+    " check calls; which tables a scoped token sees is judged by tests/test_server_auth.py"
+)
+_L269 = 'catalog, schema, name = info.name.split(".", 2) if info.name.count(".") == 2 else ("", "", info.name)'
+_L406 = "if info.file_name is not None and info.file_size and info.file_modification_timestamp:"
+_L430 = "if limit is None or version != row.latest_version + 1:"
+_L468 = 'names = [c.staged_uri.rsplit("/", 1)[-1] for c in resp.commits if c.staged_uri is not None]'
+_NAMES = '(req.catalog_name, "catalog"), (req.schema_name, "schema"), (req.name, "table")'
+_MORE += [
+    (SERVICE, "max_unpublished: int | None = 10", "max_unpublished: int | None = 11", UC_LIMIT),
+    (SERVICE, _L430, _L430.replace("+ 1", "+ 0"), UC_LIMIT),
+    (SERVICE, _L430, _L430.replace("limit is None", "limit is not None"), UC_LIMIT),
+    (
+        SERVICE,
+        'uri = "file://" + "/" + uri[len("file:") :].lstrip("/")',
+        'uri = "file://" - "/" + uri[len("file:") :].lstrip("/")',
+        NAMING_URI,
+    ),
+    (SERVICE, f"for name, what in ({_NAMES}):", "for name, what in []:", UC_NAME_RULES),
+    (SERVICE, 'check_name(parts[0], "catalog")', 'check_name(parts[ 1], "catalog")', UC_NAME_RULES),
+    (SERVICE, 'check_name(parts[1], "schema")', 'check_name(parts[ 0], "schema")', UC_NAME_RULES),
+    (
+        SERVICE,
+        "if req.view_definition is not None or req.view_dependencies is not None:",
+        "if req.view_definition is not None and req.view_dependencies is not None:",
+        UC_VIEW_FIELDS,
+    ),
+    (
+        SERVICE,
+        _L269,
+        _L269.replace('split(".", 2)', 'split(".", 3)'),
+        "equivalent: the split is taken only when the name has exactly two dots, so any limit of two or"
+        " more gives the same three parts",
+    ),
+    (SERVICE, _L269, _L269.replace('count(".") == 2', 'count(".") == 3'), UC_NAMES),
+    (
+        SERVICE,
+        "schema_name=record.schema_name if record else schema,",
+        "schema_name=record.schema_name if not record else schema,",
+        UC_NAMES,
+    ),
+    (SERVICE, "for key in CATALOG_MANAGED_PROPS:", "for key in []:", FEATURE_POP),
+    (
+        SERVICE,
+        'properties[CATALOG_MANAGED_PROPS[0]] = "supported"',
+        'properties[CATALOG_MANAGED_PROPS[ 1]] = "supported"',
+        FEATURE_NAME,
+    ),
+    (SERVICE, "if not who.may_touch(record.full_name):", "if not not who.may_touch(record.full_name):", UC_LISTING),
+    (SERVICE, "if not who.may_touch(record.full_name):", "if  who.may_touch(record.full_name):", UC_LISTING),
+    (SERVICE, "continue", "break", UC_LISTING),
+    (SERVICE, _L406, _L406.replace("is not None", "is None"), FILE_FIELDS),
+    (SERVICE, _L468, _L468.replace("[-1]", "[- 0]"), FILE_FIELDS),
+    (
+        SERVICE,
+        'file_name = commit.staged_uri.rsplit("/", 1)[-1]',
+        'file_name = commit.staged_uri.rsplit("/", 2)[-1]',
+        "equivalent: the last part of a split from the right on / is the same whatever the limit",
+    ),
+    (SERVICE, _REPLAY_TEST, "if not " + _REPLAY_TEST.removeprefix("if "), REPLAY),
+    (
+        SERVICE,
+        _REPLAY_TEST,
+        _REPLAY_TEST.replace("is None or version", "is None and version"),
+        "equivalent: a conflicting version above the publication mark is still stored (the catalog"
+        " drops only published commits), so the replay is decided by the stored commit above; without"
+        " the shortcut the published file is read, is missing, and the answer is the same (no replay)",
+    ),
+]
+_MORE.append(
+    (
+        SERVICE,
+        'if uri.startswith("file:") and not uri.startswith("file://"):',
+        'if uri.startswith("file:") or not uri.startswith("file://"):',
+        "outside the catalog contract: normalize_uri only compares a request's location with the"
+        " table's, and the mutant rewrites both the same way (file:///a is left as it was); only"
+        " other spellings of one location could meet or part, which the uc adapter never sends",
+    )
+)
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})

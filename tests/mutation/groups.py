@@ -101,14 +101,22 @@ OUT_OF_SCOPE: dict[tuple[str, str], str] = {
         "the suite's admin call that sets a table's policy for the writer checks (the counterpart's"
         " side); the catalog contract the catalog profile drives only reads policies"
     ),
-    # UC's catalogs and schemas (issue #18): the uc target is given one catalog and schema that
+    # UC's catalogs, schemas and table listing (issue #18): the uc target is given one catalog and schema that
     # exist and only names them in POST /tables; the Delta catalog contract has no namespaces, and
     # these endpoints are judged by the server's own tests (test_server_auth, _input, _hostile, _openapi).
     **{
         ("reference_impl/server/service.py", name): (
-            "UC's catalog and schema endpoints (create, get, list, their records), which the Delta"
+            "UC's catalog and schema endpoints (create, get, list, their records, the table listing), which the Delta"
             " catalog contract does not have and no catalog check calls through the uc target"
         )
-        for name in ("create_catalog", "get_catalog", "create_schema", "get_schema", "list_schemas", "_schema_info")
+        for name in (
+            "create_catalog",
+            "get_catalog",
+            "create_schema",
+            "get_schema",
+            "list_schemas",
+            "_schema_info",
+            "list_tables",
+        )
     },
 }
