@@ -1197,4 +1197,80 @@ _MORE.append(
         " other spellings of one location could meet or part, which the uc adapter never sends",
     )
 )
+# The third server sample (issue #18).
+ROLE_CONTENT = (
+    "outside the RFC: which commits a catalog refuses by role; the RFC names blocking low-privilege"
+    " writers from changing metadata or table features as a catalog's choice (Motivation), the uc"
+    " target's principal is allowed everything and its checks commit no such change over the wire;"
+    " tests/test_server_auth.py::test_writer_commits_data_but_not_protocol_or_metadata judges the roles"
+)
+NO_SHORTCUT = (
+    "equivalent: a conflicting version above the publication mark is still stored (the catalog"
+    " drops only published commits), so the replay is decided by the stored commit above; without"
+    " the shortcut the published file is read, is missing, and the answer is the same (no replay)"
+)
+_L388 = 'if not who.has_role("admin") and changes_protocol_or_metadata(content):'
+_L403 = 'if e.error_code == "COMMIT_VERSION_CONFLICT" and self._is_replay(row, info.version, staged_uri, inline):'
+_MORE += [
+    (
+        SERVICE,
+        "except (UnicodeDecodeError, ValueError, RecursionError) as e:",
+        "except (UnicodeDecodeError, ValueError, CosmicRayTestingException) as e:",
+        MALFORMED_500,
+    ),
+    (
+        SERVICE,
+        'return any("protocol" in a or "metaData" in a for a in actions)',
+        'return any("protocol" in a and "metaData" in a for a in actions)',
+        ROLE_CONTENT,
+    ),
+    (SERVICE, _L388, _L388.replace(") and changes", ") or changes"), ROLE_CONTENT),
+    (
+        SERVICE,
+        "if staging is None or normalize_uri(staging.location) != normalize_uri(req.storage_location):",
+        "if staging is None and normalize_uri(staging.location) != normalize_uri(req.storage_location):",
+        "outside the catalog contract: UC's test that a create-table request names its staging table's"
+        " location (and an unknown staging id answered 500 instead of 404); the contract registers a"
+        " staging table by its id alone, at the location the catalog gave it",
+    ),
+    (
+        SERVICE,
+        "who.require(role, record.full_name if record else row.name, action=action)",
+        "who.require(role, record.full_name if not record else row.name, action=action)",
+        "equivalent: a table created over the API has a record, and its full name is the name the"
+        " catalog registered it under (create_table passes the same string); the uc target's one"
+        " principal is allowed everything besides",
+    ),
+    (
+        SERVICE,
+        "if req.metadata is not None or req.uniform is not None:",
+        "if req.metadata is not None and req.uniform is not None:",
+        "outside the catalog contract: UC's refusal of metadata in a publication-only request; the"
+        " metadata is ignored either way (only the publication is recorded), and the contract's"
+        " mark_published carries no metadata",
+    ),
+    (SERVICE, _L403, _L403.replace("==", "!="), REPLAY),
+    (
+        SERVICE,
+        _L406,
+        _L406.replace("file_size and info.file_mod", "file_size or info.file_mod"),
+        FILE_FIELDS,
+    ),
+    (
+        SERVICE,
+        _REPLAY_TEST,
+        _REPLAY_TEST.replace("published_version or self", "published_version and self"),
+        NO_SHORTCUT,
+    ),
+    (
+        SERVICE,
+        "return False",
+        "return True",
+        "gap: a rival proposal of a version that was published, dropped by the catalog and whose"
+        " published file is gone (metadata cleanup after a checkpoint) is answered 200 as a replay,"
+        " though nothing was ratified (CAT-RATIFY-ONCE); no catalog check proposes a version whose"
+        " published file was cleaned up. Wanted: such a check over the uc target expecting a conflict",
+    ),
+    (SERVICE, "size, mtime = files.get(file_name, (0, 0))", "size, mtime = files.get(file_name, (0, 1))", FILE_FIELDS),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
