@@ -1273,4 +1273,13 @@ _MORE += [
     ),
     (SERVICE, "size, mtime = files.get(file_name, (0, 0))", "size, mtime = files.get(file_name, (0, 1))", FILE_FIELDS),
 ]
+_MORE.append(
+    (
+        SERVICE,
+        "comment=record.comment if record else None,",
+        "comment=record.comment if not record else None,",
+        "outside the catalog contract: the comment of UC's table record; the contract's TableInfo has"
+        " no comment, and the Delta catalog profile judges commits, not UC's table records",
+    )
+)
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
