@@ -1262,15 +1262,6 @@ _MORE += [
         _REPLAY_TEST.replace("published_version or self", "published_version and self"),
         NO_SHORTCUT,
     ),
-    (
-        SERVICE,
-        "return False",
-        "return True",
-        "gap: a rival proposal of a version that was published, dropped by the catalog and whose"
-        " published file is gone (metadata cleanup after a checkpoint) is answered 200 as a replay,"
-        " though nothing was ratified (CAT-RATIFY-ONCE); no catalog check proposes a version whose"
-        " published file was cleaned up. Wanted: such a check over the uc target expecting a conflict",
-    ),
     (SERVICE, "size, mtime = files.get(file_name, (0, 0))", "size, mtime = files.get(file_name, (0, 1))", FILE_FIELDS),
 ]
 _MORE.append(

@@ -66,7 +66,12 @@ def test_published_and_forgotten_version_is_not_ratified_again(
         driver.publish(table, 11)
         after = catalog.get_commits(table.table_id).latest_version
         assert after == 11, f"after publication the latest version is {after}, not 11 (CAT-LIST-LATEST judges it)"
-    for version in (10, 1):
+    with premise("deleting the published file of v2"):
+        # As metadata cleanup may after a checkpoint: the version stays taken whether or not its
+        # published file is still there (a server that recognizes replays by comparing with that
+        # file must not take a missing one for a match).
+        driver.storage.delete(P.delta_uri(table.location, 2))
+    for version in (10, 1, 2):
         rival = driver.stage(table, version)
         error = _refused(catalog, table, version, rival)
         assert error is not None, f"published and forgotten v{version} was ratified a second time"
