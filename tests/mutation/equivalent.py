@@ -1273,4 +1273,90 @@ _MORE.append(
         " no comment, and the Delta catalog profile judges commits, not UC's table records",
     )
 )
+# The fourth server sample (issue #18).
+REPLAY_STORED = (
+    "outside the RFC: UC's idempotent answer (200) to a replay of an accepted, still stored commit;"
+    " a conflict answer ratifies nothing and is conforming; tests/test_server_input.py::"
+    "test_identical_replay_is_accepted_once judges the server's UC behaviour and kills it"
+)
+_L443 = "return stored.staged_uri == staged_uri and stored.inline_content == inline"
+_L468_2 = 'names = [c.staged_uri.rsplit("/", 2)[-1] for c in resp.commits if c.staged_uri is not None]'
+_MORE += [
+    (
+        SERVICE,
+        "if not actions or not all(isinstance(a, dict) for a in actions):",
+        "if not actions or  all(isinstance(a, dict) for a in actions):",
+        ROLE_CONTENT,
+    ),
+    (SERVICE, _L388, _L388.replace("if not who", "if  who"), ROLE_CONTENT),
+    (SERVICE, 'check_name(parts[2], "table")', 'check_name(parts[ 1], "table")', UC_NAME_RULES),
+    (
+        SERVICE,
+        "return parts[0], parts[1], parts[2]",
+        "return parts[0], parts[1], parts[ 1]",
+        "equivalent: the only caller (resolve) uses the name test, not the parts returned",
+    ),
+    (
+        SERVICE,
+        "except ValueError as e:",
+        "except CosmicRayTestingException as e:",
+        "outside the RFC: a table id that is not a UUID gives HTTP 500 instead of 400; refused either"
+        " way, nothing changes (the uc adapter sends the ids the server handed out)",
+    ),
+    (
+        SERVICE,
+        "except (binascii.Error, ValueError) as e:",
+        "except (binascii.Error, CosmicRayTestingException) as e:",
+        "outside the RFC: inline content that is not base64 (lakecert's wire encoding of an inline"
+        " commit) gives HTTP 500 instead of 400; refused either way, nothing is ratified",
+    ),
+    (
+        SERVICE,
+        "if backfilled is not None and backfilled >= info.version:",
+        "if backfilled is not None and backfilled < info.version:",
+        "gap: a proposal that reports publication (latest_backfilled_version below its version) is"
+        " refused; over the uc target no catalog check proposes with a publication mark (the driver"
+        " publishes by publication-only requests, and the small generated budget drew none)",
+    ),
+    (
+        SERVICE,
+        _L443,
+        _L443.replace("inline_content == inline", "inline_content != inline"),
+        "gap: a rival inline proposal of a ratified inline version is answered 200 as a replay (and"
+        " a replay of a staged one 409); no catalog check proposes a rival inline commit over the uc"
+        " target (CAT-RATIFY-ONCE, CAT-INLINE-COMMITS)",
+    ),
+    (
+        SERVICE,
+        "columns = None if schema is None else [c.model_dump(exclude_none=True) for c in schema]",
+        "columns = None if not schema is None else [c.model_dump(exclude_none=True) for c in schema]",
+        "outside the catalog contract: the columns of UC's table record, updated by a commit that"
+        " carries metadata; the Delta catalog profile judges commits, not UC's table records",
+    ),
+    (
+        SERVICE,
+        _L468,
+        _L468_2,
+        "equivalent: the last part of a split from the right on / is the same whatever the limit",
+    ),
+    (SERVICE, _L468, _L468.replace('"/", 1)', '"/", 0)'), FILE_FIELDS),
+    (
+        SERVICE,
+        "ts = commit.in_commit_timestamp or 0",
+        "ts = commit.in_commit_timestamp or 1",
+        "outside the catalog contract: UC's placeholder timestamp for a commit proposed without an"
+        " in-commit timestamp; every proposal of the catalog checks carries one (catalog-managed"
+        " tables require in-commit timestamps)",
+    ),
+]
+_MORE += [
+    (
+        SERVICE,
+        "if info.file_size is None or info.file_modification_timestamp is None:",
+        "if info.file_size is None and info.file_modification_timestamp is None:",
+        "outside the catalog contract: UC's requirement of a staged file's size and modification"
+        " time beside its name; the contract's proposal carries neither, and the uc adapter sends both",
+    ),
+    (SERVICE, "size, mtime = files.get(file_name, (0, 0))", "size, mtime = files.get(file_name, (0, -1))", FILE_FIELDS),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
