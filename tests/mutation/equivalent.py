@@ -1359,4 +1359,119 @@ _MORE += [
     ),
     (SERVICE, "size, mtime = files.get(file_name, (0, 0))", "size, mtime = files.get(file_name, (0, -1))", FILE_FIELDS),
 ]
+# The rest of the longer server run (issue #18).
+UC_RECORD = (
+    "outside the catalog contract: UC's table record (name, columns, properties, comment) as it"
+    " stores or returns it; the Delta catalog profile judges commits, not UC's table records"
+)
+MESSAGE = (
+    "outside the catalog contract: the message of an error answer; the checks judge an answer's kind, never its text"
+)
+UNUSED_PARTS = "equivalent: the only caller (resolve) uses the name test, not the parts returned"
+_L086 = 'raise ApiError("COMMIT_VERSION_CONFLICT", str(e) or "version already ratified", meta) from e'
+_L432 = "published = max(row.latest_published_version, -1 if backfilled is None else backfilled)"
+_L459 = "columns = None if schema is None else [c.model_dump(exclude_none=True) for c in schema]"
+_MORE += [
+    (SERVICE, "@dataclass(frozen=True)", "@dataclass(frozen=False)", "equivalent: nothing assigns to a Limits"),
+    (
+        SERVICE,
+        "except (UnicodeDecodeError, ValueError, RecursionError) as e:",
+        "except (UnicodeDecodeError, CosmicRayTestingException, RecursionError) as e:",
+        MALFORMED_500,
+    ),
+    (
+        SERVICE,
+        "if not actions or not all(isinstance(a, dict) for a in actions):",
+        "if not not actions or not all(isinstance(a, dict) for a in actions):",
+        ROLE_CONTENT,
+    ),
+    (SERVICE, _L388, _L388.replace("if not who", "if not not who"), ROLE_CONTENT),
+    (SERVICE, _L086, _L086.replace('or "version', 'and "version'), MESSAGE),
+    (
+        SERVICE,
+        'raise invalid(str(e) or "commit refused") from e',
+        'raise invalid(str(e) and "commit refused") from e',
+        MESSAGE,
+    ),
+    (
+        SERVICE,
+        'raise invalid(str(e) or "invalid request") from e',
+        'raise invalid(str(e) and "invalid request") from e',
+        MESSAGE,
+    ),
+    (
+        SERVICE,
+        "columns = [c.model_dump(exclude_none=True) for c in req.columns]",
+        "columns = [c.model_dump(exclude_none=False) for c in req.columns]",
+        UC_RECORD,
+    ),
+    (SERVICE, "return parts[0], parts[1], parts[2]", "return parts[ -1], parts[1], parts[2]", UNUSED_PARTS),
+    (
+        SERVICE,
+        'properties[CATALOG_MANAGED_PROPS[0]] = "supported"',
+        'properties[CATALOG_MANAGED_PROPS[ -1]] = "supported"',
+        FEATURE_NAME,
+    ),
+    (SERVICE, "name=record.name if record else name,", "name=record.name if not record else name,", UC_NAMES),
+    (SERVICE, "columns=record.columns if record else [],", "columns=record.columns if not record else [],", UC_RECORD),
+    (
+        SERVICE,
+        "if backfilled is not None and backfilled >= info.version:",
+        "if backfilled is not None and backfilled > info.version:",
+        "equivalent: the catalog's own proposal test (run before the content is read) refuses a"
+        " publication mark at the proposal's own version as well",
+    ),
+    (
+        SERVICE,
+        "staged_content=content if staged_uri is not None else None,",
+        "staged_content=content if staged_uri is None else None,",
+        "outside the catalog contract: without the bytes the server read, the catalog reads the staged"
+        " file itself; the two reads differ only if the file is rewritten between them, and only the"
+        " server's role check (not run for the uc target's principal) depends on the first",
+    ),
+    (SERVICE, _L406, "if not " + _L406.removeprefix("if "), FILE_FIELDS),
+    (SERVICE, _L406, _L406.replace("is not None and info", "is not None or info"), FILE_FIELDS),
+    (SERVICE, _L430, _L430.replace("+ 1", "+ 2"), UC_LIMIT),
+    (SERVICE, _L430, _L430.replace("!=", "=="), UC_LIMIT),
+    (SERVICE, _L430, _L430.replace("None or version", "None and version"), UC_LIMIT),
+    (SERVICE, _L432, _L432.replace("-1 if", "- 2 if"), UC_LIMIT),
+    (SERVICE, _L432, _L432.replace("-1 if", "- 0 if"), UC_LIMIT),
+    (SERVICE, _REPLAY_TEST, _REPLAY_TEST.replace("version >", "version >="), REPLAY),
+    (
+        SERVICE,
+        "return False",
+        "return True",
+        "equivalent in the served run for the first `return False` of _is_replay (a conflicting"
+        " version above the publication mark is still stored and decided above, and the server has"
+        " storage); the second one is killed by test_published_and_forgotten_version_is_not_ratified_again"
+        " since issue #18 (the cached result predates that case)",
+    ),
+    (
+        SERVICE,
+        "props = metadata.properties.properties if metadata.properties else None",
+        "props = metadata.properties.properties if not metadata.properties else None",
+        UC_RECORD,
+    ),
+    (
+        SERVICE,
+        "schema = metadata.schema_.columns if metadata.schema_ is not None else None",
+        "schema = metadata.schema_.columns if metadata.schema_ is None else None",
+        UC_RECORD,
+    ),
+    (SERVICE, _L459, _L459.replace("if schema is None", "if schema is not None"), UC_RECORD),
+    (SERVICE, _L459, _L459.replace("exclude_none=True", "exclude_none=False"), UC_RECORD),
+    (
+        SERVICE,
+        "ts = commit.in_commit_timestamp or 0",
+        "ts = commit.in_commit_timestamp and 0",
+        "gap: the timestamp UC lists beside every commit is always 0; no catalog check compares a"
+        " listed commit's in-commit timestamp with the proposed one over the uc target",
+    ),
+    (
+        SERVICE,
+        "size, mtime = files.get(file_name, (0, 0))",
+        "size, mtime = files.get(file_name, ( -1, 0))",
+        FILE_FIELDS,
+    ),
+]
 EQUIVALENT.update({(f, before, after): why for f, before, after, why in _MORE})
