@@ -188,10 +188,13 @@ def test_a_dead_url_gives_one_row_per_check_and_one_cause(out: Path) -> None:
     assert url in res["results"][0]["message"] and "ConnectionRefusedError" in res["results"][0]["message"]
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_interrupted_run_is_marked_and_never_certified(out: Path, tmp_path: Path) -> None:
     # The run is interrupted inside a check whose catalog call hangs and says so by a file: no
-    # timing decides whether the signal lands before the run ends (it once did not, on a loaded
-    # machine, and the run finished certified).
+    # timing decides whether the signal lands before the run ends.
     marker = tmp_path / "hanging"
     env = {
         **os.environ,
@@ -207,6 +210,9 @@ def test_interrupted_run_is_marked_and_never_certified(out: Path, tmp_path: Path
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        # As from a terminal: pytest-xdist's workers ignore SIGINT, and a child inherits that, so
+        # the run would never see the signal (how this test once saw a run finish certified).
+        preexec_fn=_sigint_default,
     )
     while proc.poll() is None and not marker.exists():
         time.sleep(0.05)  # waits on a condition: a check is inside the hanging call
