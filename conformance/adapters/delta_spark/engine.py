@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.adapters.spark_iceberg.session import has_delta, spark_session
+from conformance.adapters.spark_sql import row_statement, sql_str
 from conformance.contract.delta_engine import DeltaSetup, NotSupported
 from conformance.contract.iceberg import COLUMNS, CommitResult, Operation, OpKind, TableRead
 
@@ -40,10 +41,6 @@ class DeltaSparkUnavailable(RuntimeError):
     """The run's SparkSession has no Delta (the set-up did not fetch delta-spark)."""
 
 
-def _sql_str(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def statement(path: Path, op: Operation) -> str:
     """The Spark SQL of one operation on the table at ``path``; predicates are ``id = <value>``, or
     ``<column> = <value>`` on a non-key column (``Operation.where``).
@@ -51,18 +48,10 @@ def statement(path: Path, op: Operation) -> str:
     COMPACT is ``OPTIMIZE`` of the whole table: Delta's OPTIMIZE filters only on partition
     columns, and these tables have none (as for delta-rs, a compaction's id is not used)."""
     name = f"delta.`{path}`"
-    where = f"id = {_sql_str(op.id)}" if op.id is not None else ""
-    if op.where is not None:  # a non-key predicate (UPDATE and DELETE only)
-        where = f"{COLUMNS[op.where[0]]} = {_sql_str(op.where[1])}"
-    if op.kind is OpKind.INSERT:
-        return f"INSERT INTO {name} VALUES ({', '.join(_sql_str(v or '') for v in op.values)})"
-    if op.kind is OpKind.UPDATE:
-        sets = ", ".join(f"{c} = {_sql_str(v)}" for c, v in zip(COLUMNS, op.values, strict=True) if v is not None)
-        return f"UPDATE {name} SET {sets} WHERE {where}"
-    if op.kind is OpKind.DELETE:
-        return f"DELETE FROM {name} WHERE {where}"
+    if (row := row_statement(name, op)) is not None:
+        return row
     if op.kind is OpKind.MERGE:
-        source = ", ".join(f"{_sql_str(v or '')} AS {c}" for c, v in zip(COLUMNS, op.values, strict=True))
+        source = ", ".join(f"{sql_str(v or '')} AS {c}" for c, v in zip(COLUMNS, op.values, strict=True))
         return (
             f"MERGE INTO {name} t USING (SELECT {source}) s ON t.id = s.id "
             "WHEN MATCHED THEN UPDATE SET color = s.color, label = s.label WHEN NOT MATCHED THEN INSERT *"

@@ -19,12 +19,12 @@ from typing import Any
 
 from conformance.adapters.spark_iceberg.catalog_access import CatalogAccess, open_catalog
 from conformance.adapters.spark_iceberg.session import spark_session
+from conformance.adapters.spark_sql import predicate, row_statement, sql_str
 from conformance.contract.iceberg import (
     COLUMNS,
     CommitResult,
     NotSupported,
     Operation,
-    OpKind,
     Row,
     TableRead,
     TableSetup,
@@ -37,24 +37,13 @@ CATALOG = "lc"
 SCHEMA_DDL = ", ".join(f"{c} string" for c in COLUMNS)
 
 
-def _sql_str(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def statement(table: str, op: Operation) -> str:
     """The Spark SQL of one operation; predicates are ``id = <value>`` or ``<column> = <value>``."""
     name = f"{CATALOG}.{NAMESPACE}.{table}"
-    where = f"id = {_sql_str(op.id)}" if op.id is not None else None
-    if op.where is not None:
-        where = f"{COLUMNS[op.where[0]]} = {_sql_str(op.where[1])}"
-    if op.kind is OpKind.INSERT:
-        return f"INSERT INTO {name} VALUES ({', '.join(_sql_str(v or '') for v in op.values)})"
-    if op.kind is OpKind.UPDATE:
-        sets = ", ".join(f"{c} = {_sql_str(v)}" for c, v in zip(COLUMNS, op.values, strict=True) if v is not None)
-        return f"UPDATE {name} SET {sets} WHERE {where}"
-    if op.kind is OpKind.DELETE:
-        return f"DELETE FROM {name} WHERE {where}"
-    filt = f", where => {_sql_str(where)}" if where else ""
+    if (row := row_statement(name, op)) is not None:
+        return row
+    where = predicate(op)
+    filt = f", where => {sql_str(where)}" if where else ""
     return (
         f"CALL {CATALOG}.system.rewrite_data_files(table => '{NAMESPACE}.{table}', "
         f"options => map('rewrite-all', 'true', 'min-input-files', '1'){filt})"
@@ -163,7 +152,7 @@ class SparkIcebergEngine:
         full = f"{CATALOG}.{NAMESPACE}.{name}"
         self.spark.sql(f"CREATE TABLE {full} ({SCHEMA_DDL}) USING iceberg TBLPROPERTIES ({tblprops})")
         for rows in setup.data_files:  # one append, one data file (the COALESCE hint), per group
-            values = ", ".join("(" + ", ".join(_sql_str(v) for v in row) + ")" for row in rows)
+            values = ", ".join("(" + ", ".join(sql_str(v) for v in row) + ")" for row in rows)
             self.spark.sql(f"INSERT INTO {full} SELECT /*+ COALESCE(1) */ * FROM VALUES {values}")
             self.catalog.observe(name)
         return self.read(name)
