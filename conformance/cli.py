@@ -140,6 +140,7 @@ def _writable_dir(path: Path, what: str) -> Path:
 # What an earlier run into the same --out left that this run would not overwrite: the HTML would
 # otherwise show the old run beside the new results.
 STALE = (
+    "allure-results",
     "allure-report",
     "matrix.html",
     "reproducers",
@@ -159,6 +160,18 @@ def _clear_stale(out: Path) -> None:
             path.unlink(missing_ok=True)
 
 
+def _jobs_arg(text: str) -> int | str:
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of processes nor auto: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least one process: {value}")
+    return value
+
+
 def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # pytest stops the session and reports it as interrupted
 
@@ -170,7 +183,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from conformance.contract.target import TargetUnavailable, run_preflight
     from conformance.observe.deadline import DeadlineExceeded, deadline
-    from conformance.plugin import plugins
+    from conformance.plugin import plugins, shards
     from conformance.run_context import RunContext
 
     only = _requirements_arg(args.requirement)
@@ -180,6 +193,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         profiles=_profiles_arg(args.profile) or _profiles_of(only),
         catalog_target=args.catalog_target,
         fail_fast=args.fail_fast or None,
+        jobs=args.jobs,
     )
     require_extras(cfg)
     out = Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve()
@@ -187,6 +201,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     _writable_dir(out, "--out")
     try:
         ctx = RunContext.open(cfg, out, partial=bool(args.select or only), requirements=only)
+        ctx.jobs = _jobs(cfg, ctx, selected=bool(args.select))
     except ConfigError:
         if created is not None:  # a typo'd target or profile leaves no empty folder behind
             shutil.rmtree(created, ignore_errors=True)
@@ -220,8 +235,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "-p",
         "no:unraisableexception",
         "--alluredir",
-        str(out / "allure-results"),
-        "--clean-alluredir",
+        str(out / "allure-results"),  # emptied by ``_clear_stale``, before any process writes there
         # -qq: pytest's own "2 failed, 8 passed" line would sit beside lakecert's verdict; the
         # progress dots stay.
         "-qq" if not args.verbose else "-v",
@@ -233,8 +247,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     what = "the selected checks" if args.select else f"profile(s) {', '.join(ctx.profiles)}"
     print(f"lakecert: certifying target {cfg.target} on {what}; results in {out}", flush=True)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    shard = None
+    if ctx.jobs > 1:
+        # pytest's "[ 58%]" would count only this process's share of the checks: dots only
+        pytest_args += ["-o", "console_output_style=classic"]
+        claims = shards.counter()
+        share = functools.partial(
+            _run_share, count=ctx.jobs, claims=claims, cfg=cfg, out=out, partial=ctx.partial, only=only,
+            args=pytest_args,
+        )  # fmt: skip
+        shard = shards.Shard(0, ctx.jobs, claims, shards.start(ctx.jobs, share))
     try:
-        code = pytest.main(pytest_args, plugins=plugins(ctx))
+        code = pytest.main(pytest_args, plugins=plugins(ctx, shard))
     finally:
         signal.signal(signal.SIGTERM, previous)
         ctx.close()
@@ -246,6 +270,56 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"lakecert: the run broke (pytest exit {int(code)}); see the output above", file=sys.stderr)
         return USAGE_ERROR
     return print_summary(json.loads(results.read_text()), out)
+
+
+def _jobs(cfg: Any, ctx: Any, *, selected: bool) -> int:
+    """How many processes share the run's checks (``plugin.shards``): only a target whose every part
+    is built in process can be built once per process; a fail-fast run stops at one FAIL, in one."""
+    asked = cfg.settings.jobs
+    shareable = bool(getattr(ctx.target, "in_process", False)) and ctx.catalog_side is None
+    if asked == "auto":
+        return min(2, os.cpu_count() or 1) if shareable and not selected and not cfg.settings.fail_fast else 1
+    if asked > 1 and not shareable:
+        raise ConfigError(f"jobs={asked}: target {cfg.target} is not built in process; its checks run in one")
+    if asked > 1 and cfg.settings.fail_fast:
+        raise ConfigError(f"jobs={asked}: a fail-fast run stops at its first FAIL and runs in one process")
+    return int(asked)
+
+
+def _run_share(
+    index: int,
+    *,
+    count: int,
+    claims: Any,
+    cfg: Any,
+    out: Path,
+    partial: bool,
+    only: frozenset[str] | None,
+    args: list[str],
+) -> None:
+    """Process ``index`` of a shared run (forked by ``cmd_run``): its own target, its share of the
+    checks, its rows left for process 0. It never returns; its output is process 0's to show."""
+    import pytest
+
+    from conformance.plugin import plugins, shards
+    from conformance.run_context import RunContext
+
+    code = 2
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)  # pytest's dots: process 0 prints the run's
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+        ctx = RunContext.open(cfg, out, partial=partial, requirements=only, workdir=shards.work_folder(out, index))
+        ctx.jobs = count
+        try:
+            pytest.main(args, plugins=plugins(ctx, shards.Shard(index, count, claims)))
+            code = 0
+        finally:
+            ctx.close()
+    except BaseException:  # noqa: BLE001 - whatever ended it, the process ends here; process 0 sees no rows
+        traceback.print_exc()
+    finally:
+        os._exit(code)  # no atexit handler of process 0's copy
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -487,6 +561,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--fail-fast",
         action="store_true",
         help="stop at the first FAIL, with its reproducer (a partial run: no certificate, exit 1)",
+    )
+    run.add_argument(
+        "--jobs",
+        type=_jobs_arg,
+        help="processes sharing the checks: N or auto (default: both cores for a target built in process, "
+        "the reference and its faulty variants; else 1)",
     )
     run.add_argument("-v", "--verbose", action="store_true")
     run.set_defaults(func=cmd_run)

@@ -106,6 +106,9 @@ class Settings(_Strict):
     catalog_target: str | None = Field(default=None, min_length=1)
     seed: int = 20261122
     fail_fast: bool = False  # stop at the first FAIL: a partial run, never certified (``--fail-fast``)
+    # Processes sharing the run's checks (``--jobs``); "auto": the cores, at most 2, for a target
+    # built in process (the reference, its faulty variants), else 1 (conformance/plugin/shards.py).
+    jobs: PositiveInt | Literal["auto"] = "auto"
     race: Race = Race()
     model: ModelBudget = ModelBudget()
     storage: StorageSettings = StorageSettings()

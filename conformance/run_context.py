@@ -176,6 +176,7 @@ class RunContext:
     started: float = field(default_factory=time.time)
     summary: RunSummary | None = None
     collected: int | None = None  # checks selected, once collection is done
+    jobs: int = 1  # processes sharing the run's checks (``plugin.shards``)
     interrupted: bool = False
     unavailable: str | None = None  # why the target's preflight failed: every check ends in ERROR
     stopped_at: str | None = None  # fail-fast: the check whose FAIL stopped the run
@@ -190,15 +191,23 @@ class RunContext:
 
     @classmethod
     def open(
-        cls, cfg: Config, out: Path, *, partial: bool = False, requirements: frozenset[str] | None = None
+        cls,
+        cfg: Config,
+        out: Path,
+        *,
+        partial: bool = False,
+        requirements: frozenset[str] | None = None,
+        workdir: Path | None = None,
     ) -> RunContext:
+        """The run's context; its target's parts live in ``workdir`` (default ``out/work``, emptied
+        first): a process sharing the run's checks has a folder of its own (``plugin.shards``)."""
         fixtures_dir.configure(cfg.settings.paths.fixtures)
         if cfg.settings.paths.jars is not None:  # for adapters, and the engines they start in other processes
             os.environ["LAKECERT_JARS"] = str(cfg.settings.paths.jars)
         target = build_target(cfg.target, cfg)
         catalog_side = _catalog_side(cfg)
         chosen = select_profiles(target, cfg.settings.profiles, bound=catalog_side is not None)
-        workdir = out / "work"
+        workdir = workdir or out / "work"
         shutil.rmtree(workdir, ignore_errors=True)
         workdir.mkdir(parents=True)
         warehouse, storage, s3 = _warehouse(cfg, workdir)
@@ -318,6 +327,7 @@ class RunContext:
             "duration_s": round(time.time() - self.started, 3),
             "stopped_at_first_fail": self.stopped_at,
             "held_schedules": self.held_schedules,
+            "jobs": self.jobs,
             "python": sys.version.split()[0],
             "platform": platform.platform(),
         }

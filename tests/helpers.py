@@ -32,3 +32,19 @@ def results(out: Path) -> dict[str, Any]:
 def tree_bytes(root: Path) -> dict[str, bytes]:
     """Every file below ``root`` by its relative path: two trees are equal byte for byte when these are."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def schedule_runs(out: Path) -> dict[str, list[list[str]]]:
+    """Per Allure result (by its name), the held schedules its check ran, from its "schedules run"
+    attachment: per schedule, its steps (what each writer did), without the table's line."""
+    allure = out / "allure-results"
+    found: dict[str, list[list[str]]] = {}
+    for path in allure.glob("*-result.json"):
+        data = json.loads(path.read_text())
+        logs = [a for a in data.get("attachments", []) if a["name"].startswith("schedules run (")]
+        found[data["name"]] = [
+            [line.strip() for line in block.splitlines()[1:]]
+            for a in logs
+            for block in (allure / a["source"]).read_text().split("\n\n")
+        ]
+    return found

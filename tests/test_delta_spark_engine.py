@@ -11,13 +11,11 @@ run's JVM does not queue behind the Iceberg Spark runs. The full matrix is in do
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.helpers import lakecert, results
+from tests.helpers import lakecert, results, schedule_runs
 
 pytestmark = [pytest.mark.xdist_group("delta-spark"), pytest.mark.slow]
 VERSION = "delta-spark 4.4.0 on Spark 4.1.4"
@@ -36,11 +34,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _schedules(out: Path, config: str) -> list[list[str]]:
-    """The Allure steps of the check on ``config``: per schedule, its begin/release lines."""
-    for f in (out / "allure-results").glob("*-result.json"):
-        data: dict[str, Any] = json.loads(f.read_text())
-        if data["name"].endswith(f"[{config}]"):
-            return [[s["name"] for s in schedule["steps"]] for schedule in data.get("steps", [])]
+    """The schedules the check on ``config`` ran, from its Allure result: per schedule, its lines."""
+    for name, runs in schedule_runs(out).items():
+        if name.endswith(f"[{config}]"):
+            return runs
     raise AssertionError(f"no Allure result for [{config}]")
 
 

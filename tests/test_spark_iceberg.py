@@ -18,7 +18,7 @@ import boto3
 import pytest
 
 from reference_impl.storage.s3 import S3Settings
-from tests.helpers import lakecert, results
+from tests.helpers import lakecert, results, schedule_runs
 from tests.moto_s3 import BUCKET, storage_config
 
 pytestmark = pytest.mark.xdist_group("spark")
@@ -116,16 +116,13 @@ def test_on_s3_the_same_anomaly_is_found(s3_run: Path, s3: S3Settings) -> None:
     assert any(k.endswith(".metadata.json") for k in keys)
 
 
-def step_names(node: dict[str, Any]) -> list[str]:
-    return [n for step in node.get("steps", []) for n in (step["name"], *step_names(step))]
-
-
 def test_every_schedule_is_in_the_report_with_the_engines_reason_to_abort(spark_run: Path) -> None:
     """Passing checks show their schedule too; an abort names Iceberg's exception class, not py4j's."""
     reports = [json.loads(f.read_text()) for f in (spark_run / "allure-results").glob("*-result.json")]
-    passed = [r for r in reports if r["status"] == "passed"]
-    assert passed and all(any(n.startswith("schedule on ") for n in step_names(r)) for r in passed)
-    aborts = [n for r in reports for n in step_names(r) if "ABORTED (" in n]
+    runs = schedule_runs(spark_run)
+    passed = [r["name"] for r in reports if r["status"] == "passed"]
+    assert passed and all(runs[name] for name in passed)
+    aborts = [line for name in runs for run in runs[name] for line in run if "ABORTED (" in line]
     assert aborts and all("Py4JJavaError" not in n for n in aborts)
     assert any("ABORTED (ValidationException: " in n for n in aborts)
 

@@ -12,15 +12,13 @@ the engine's fault is masked by the catalog's truncated history (docs/compatibil
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from conformance.adapters.nessie.java import has_java
 from conformance.adapters.nessie.server import jar_path
-from tests.helpers import lakecert, results
+from tests.helpers import lakecert, results, schedule_runs
 
 pytestmark = [
     pytest.mark.xdist_group("nessie"),
@@ -42,17 +40,8 @@ def nessie_cell(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def steps(out: Path) -> list[str]:
-    """The schedule's steps as the Allure results name them (what each writer did)."""
-    names: list[str] = []
-
-    def walk(node: dict[str, Any]) -> None:
-        for step in node.get("steps", []):
-            names.append(step["name"])
-            walk(step)
-
-    for path in sorted((out / "allure-results").glob("*-result.json")):
-        walk(json.loads(path.read_text()))
-    return names
+    """The schedule's steps as the Allure results give them (what each writer did)."""
+    return [line for runs in schedule_runs(out).values() for run in runs for line in run]
 
 
 def test_the_cell_runs_through_nessie_behind_the_proxy(nessie_cell: Path) -> None:

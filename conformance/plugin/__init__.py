@@ -7,7 +7,8 @@
 - ``reporting``: Allure labels, reproducers, and results.json/junit/certificate at the end;
 - ``progress``: names a check that runs long, so a slow run is told from a stuck one;
 - ``failfast``: stops the run at the first FAIL when asked (a partial run);
-- ``allure_files``: writes allure-pytest's result files with the C JSON encoder.
+- ``allure_files``: writes allure-pytest's result files with the C JSON encoder;
+- ``shards``: shares one run's checks among processes of its own (``jobs``, in-process targets).
 
 ``lakecert run`` builds the run's ``RunContext`` once and hands it, with these modules, to
 ``pytest.main`` as plugin objects (``plugins(ctx)``); nothing travels as command-line strings.
@@ -15,11 +16,21 @@
 
 from __future__ import annotations
 
-from conformance.plugin import allure_files, failfast, fixtures, outcomes, progress, reporting, selection, watchdog
+from conformance.plugin import (
+    allure_files,
+    failfast,
+    fixtures,
+    outcomes,
+    progress,
+    reporting,
+    selection,
+    shards,
+    watchdog,
+)
 from conformance.run_context import RunContext
 
 MODULES = (selection, fixtures, outcomes, watchdog, reporting, progress, failfast, allure_files)
 
 
-def plugins(ctx: RunContext) -> list[object]:
-    return [ctx.plugin(), *MODULES]
+def plugins(ctx: RunContext, shard: shards.Shard | None = None) -> list[object]:
+    return [ctx.plugin(), *MODULES, *([shard] if shard is not None else [])]

@@ -14,6 +14,7 @@ import allure
 import pytest
 
 from conformance.observe.transcript import Transcript
+from conformance.plugin import shards
 from conformance.plugin.outcomes import CheckState, state_of
 from conformance.plugin.selection import req_ids
 from conformance.report.allure_meta import NODEID_LABEL, polish_results, write_run_metadata
@@ -27,6 +28,7 @@ from conformance.report.results import CheckResult, RunSummary
 from conformance.report.swimlane import swimlane_svg
 from conformance.requirements import Requirement, load_all, profiles
 from conformance.run_context import RunContext
+from conformance.schedules.held_run import SCHEDULES
 
 RESULTS_KEY = pytest.StashKey[list[CheckResult]]()
 
@@ -129,6 +131,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
 
 
 @pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):  # type: ignore[no-untyped-def]
+    """A check's held schedules, passing ones too, in one attachment (what each writer did, why one
+    aborted); a failing schedule is also in the check's steps (``explorer.harness.record``)."""
+    SCHEDULES.open()
+    try:
+        yield
+    finally:
+        runs = SCHEDULES.close()
+        if runs:
+            allure.attach(
+                "\n\n".join(runs), name=f"schedules run ({len(runs)})", attachment_type=allure.attachment_type.TEXT
+            )
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
     """Exactly one row per check, whichever phase ended it."""
     yield
@@ -163,9 +180,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     ctx = RunContext.of(config)
     if getattr(config, "workerinput", None) is not None:
         return
-    reqs = {r.id: r for p in ctx.profiles for r in profiles().get(p, [])}
     results = config.stash.get(RESULTS_KEY, [])
     interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or ctx.interrupted
+    shard = config.stash.get(shards.SHARD_KEY, None)
+    if shard is not None and shard.index > 0:  # another process's share: process 0 reports it
+        shards.hand_over(ctx, results, interrupted, shard.index)
+        return
+    results, interrupted = shards.gather(config, results, interrupted)
+    reqs = {r.id: r for p in ctx.profiles for r in profiles().get(p, [])}
     summary = RunSummary(
         ctx.run_info(),
         results,

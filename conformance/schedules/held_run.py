@@ -126,8 +126,38 @@ def _published(commit: HeldCommit) -> str:
     return f"published v{done[0]}" + (f"..v{done[-1]}" if len(done) > 1 else "")
 
 
+class ScheduleLog:
+    """The schedules the running check ran, as the text of one Allure attachment at its end (the
+    plugin opens the log before a check's body and attaches what it holds after; outside a check
+    nothing is kept). A check runs hundreds of schedules: one Allure step per schedule and per step
+    of each was about a fifth of a default run's CPU (docs/benchmarks.md)."""
+
+    def __init__(self) -> None:
+        self._runs: list[str] | None = None
+
+    def open(self) -> None:
+        self._runs = []
+
+    def add(self, table: str, history: History) -> None:
+        if self._runs is not None:
+            self._runs.append("\n".join([f"schedule on {table}", *(f"  {step.text}" for step in history.schedule)]))
+
+    def close(self) -> list[str]:
+        """The texts of the schedules run since ``open``, in order; the log is closed."""
+        runs, self._runs = self._runs or [], None
+        return runs
+
+
+SCHEDULES = ScheduleLog()
+
+
 def report_steps(table: str, history: History) -> None:
     """In the report for every check, passing ones too: what each writer did (e.g. why one aborted)."""
+    SCHEDULES.add(table, history)
+
+
+def report_finding_steps(table: str, history: History) -> None:
+    """The schedule of a failure as Allure steps of its check, one per step (the others are in the log)."""
     with allure.step(f"schedule on {table}"):
         for step in history.schedule:
             with allure.step(step.text):

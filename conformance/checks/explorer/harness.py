@@ -19,7 +19,7 @@ from conformance.history import Anomaly, History, check
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import Violation, not_applicable
 from conformance.schedules.enumerate import HeldSchedule
-from conformance.schedules.held_run import HeldEngine, UnsupportedSetup, schedule_notes
+from conformance.schedules.held_run import HeldEngine, UnsupportedSetup, report_finding_steps, schedule_notes
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,7 @@ class Finding:
     setup: Any
     schedule: HeldSchedule
     history: History
+    table: str  # where the engine ran it
     ran_as: Any | None = None
 
 
@@ -63,7 +64,9 @@ def findings(
         runs += 1
         for anomaly in check(ran.history, order):
             if anomaly.kind in scenario.kinds:
-                yield Finding(anomaly, setup, schedule, ran.history, ran.setup if ran.setup != setup else None)
+                yield Finding(
+                    anomaly, setup, schedule, ran.history, ran.table, ran.setup if ran.setup != setup else None
+                )
     if runs == 0 and first is not None:
         raise NotSupported(str(first))
 
@@ -84,7 +87,9 @@ def first_finding(
 
 
 def record(transcript: Transcript, finding: Finding) -> None:
-    """What the reproducer needs to see the failure again."""
+    """What the reproducer needs to see the failure again, and the failing schedule's steps in the
+    check's report."""
+    report_finding_steps(finding.table, finding.history)
     notes = schedule_notes(finding.anomaly, finding.ran_as or finding.setup, finding.history)
     if finding.ran_as is not None:
         notes["judged_for"] = finding.setup.describe()

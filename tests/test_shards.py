@@ -1,0 +1,104 @@
+"""A run whose checks are shared among processes (``--jobs``, conformance/plugin/shards.py) reports
+what the same run in one process reports, and is never certified when a process's share is missing
+or the run was interrupted."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.config import load_config
+from conformance.plugin import shards
+from conformance.report.outcomes import Outcome
+from conformance.report.results import CheckResult, RunSummary
+from conformance.run_context import RUN_KEY, RunContext
+from tests.helpers import REPO, lakecert, results
+
+
+def _rows(res: dict[str, Any]) -> list[tuple[str, str, tuple[str, ...]]]:
+    return [(r["test"], r["status"], tuple(r["violated"])) for r in res["results"]]
+
+
+@pytest.mark.parametrize(
+    ("target", "profiles"),
+    [
+        ("reference", "delta-cm-catalog,delta-row-conflicts"),
+        ("faulty:ratify-twice", "delta-cm-catalog,delta-cm-interop"),
+    ],
+)
+def test_two_processes_report_what_one_reports(target: str, profiles: str, tmp_path: Path) -> None:
+    runs = {}
+    for jobs in ("1", "2"):
+        out = tmp_path / jobs
+        proc = lakecert("run", "--target", target, "--profile", profiles, "--jobs", jobs, "--out", str(out))
+        assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
+        runs[jobs] = (proc.returncode, results(out), out)
+    (code1, one, _), (code2, two, out2) = runs["1"], runs["2"]
+    assert (one["run_info"]["jobs"], two["run_info"]["jobs"]) == (1, 2)
+    assert code1 == code2 and one["verdict"] == two["verdict"]
+    assert _rows(one) == _rows(two)  # the same checks, outcomes and broken rules, in collection order
+    assert one["requirements"] == two["requirements"]
+    assert one["run_info"]["held_schedules"] == two["run_info"]["held_schedules"]
+    for row in two["results"]:  # each failure's reproducer is where its row says, whichever process ran it
+        if row["status"] != "PASS":
+            assert (out2 / row["reproducer"]).is_file(), row["test"]
+    assert len(list((out2 / "allure-results").glob("*-result.json"))) == len(two["results"])
+    if target == "faulty:ratify-twice":
+        assert any(r["status"] == "FAIL" for r in two["results"])
+
+
+def test_a_missing_share_leaves_the_run_incomplete(tmp_path: Path) -> None:
+    """What process 0 does when another process ended without its rows (killed, say)."""
+    ctx = RunContext.open(load_config(None), tmp_path / "out")
+    config = pytest.Config.fromdictargs({}, [])
+    config.stash[RUN_KEY] = ctx
+    shard = shards.Shard(0, 2, shards.counter(), children=(), order={"a": 0, "b": 1, "c": 2})
+    config.stash[shards.SHARD_KEY] = shard
+    mine = [CheckResult("c", ["CAT-RATIFY-ONCE"], Outcome.PASS), CheckResult("a", ["CAT-RATIFY-ONCE"], Outcome.PASS)]
+    rows, interrupted = shards.gather(config, mine, interrupted=False)
+    assert [r.test for r in rows] == ["a", "c"] and not interrupted
+    summary = RunSummary(ctx.run_info(), rows, {}, [], collected=ctx.collected)
+    assert ctx.collected == 3 and not summary.complete and not summary.finished
+    ctx.close()
+
+
+def test_an_interrupted_shared_run_stops_every_process(out: Path, tmp_path: Path) -> None:
+    # Every process hangs in its first listing, announcing it by a file named after its pid; the
+    # run's own process is then interrupted: it stops the others and reports an interrupted run.
+    marker = tmp_path / "hanging"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO / "tests" / "adapters"),
+        "BROKEN_HANG_MARKER": str(marker),
+        "LAKECERT__deadlines__call_s": "900",
+        "LAKECERT__deadlines__check_s": "900",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "conformance.cli", "run", "--target", "tests.adapters.broken:SharedHangTarget"]
+        + ["--select", "checks/delta/catalog/test_listing.py", "--jobs", "2", "--out", str(out)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
+    )
+    own = Path(f"{marker}.{proc.pid}")
+    while proc.poll() is None and not own.exists():
+        time.sleep(0.05)  # waits on a condition: the run's own process is inside a hanging call
+    assert proc.poll() is None, "the run ended before its hanging call"
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait() == 2
+    res = results(out)
+    assert res["run_info"]["interrupted"] is True and res["verdict"] == "NOT_CERTIFIED"
+    assert not (out / "certificate.json").exists()
+    for hung in tmp_path.glob("hanging.*"):  # the other process was stopped and reaped
+        pid = int(hung.suffix[1:])
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
