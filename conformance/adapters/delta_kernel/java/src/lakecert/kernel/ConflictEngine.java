@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.delta.kernel.DataWriteContext;
 import io.delta.kernel.Operation;
 import io.delta.kernel.Scan;
 import io.delta.kernel.Snapshot;
@@ -15,21 +14,13 @@ import io.delta.kernel.TransactionCommitResult;
 import io.delta.kernel.commit.Committer;
 import io.delta.kernel.data.ColumnVector;
 import io.delta.kernel.data.ColumnarBatch;
-import io.delta.kernel.data.FilteredColumnarBatch;
 import io.delta.kernel.data.Row;
 import io.delta.kernel.engine.Engine;
-import io.delta.kernel.expressions.Literal;
-import io.delta.kernel.internal.InternalScanFileUtils;
-import io.delta.kernel.internal.data.ScanStateRow;
 import io.delta.kernel.types.DataType;
 import io.delta.kernel.types.StringType;
 import io.delta.kernel.types.StructType;
 import io.delta.kernel.utils.CloseableIterable;
-import io.delta.kernel.utils.CloseableIterator;
-import io.delta.kernel.utils.DataFileStatus;
-import io.delta.kernel.utils.FileStatus;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -258,21 +249,7 @@ final class ConflictEngine {
   }
 
   private List<Row> writeRows(Transaction txn, List<String[]> rows) throws Exception {
-    List<Row> actions = new ArrayList<>();
-    Row state = txn.getTransactionState(engine);
-    Map<String, Literal> partition = Collections.emptyMap();
-    FilteredColumnarBatch batch = new FilteredColumnarBatch(new StringRows(rows), Optional.empty());
-    CloseableIterator<FilteredColumnarBatch> physical =
-        Transaction.transformLogicalData(engine, state, Iterators.of(List.of(batch)), partition);
-    DataWriteContext ctx = Transaction.getWriteContext(engine, state, partition);
-    CloseableIterator<DataFileStatus> files =
-        engine.getParquetHandler().writeParquetFiles(ctx.getTargetDirectory(), physical, ctx.getStatisticsColumns());
-    try (CloseableIterator<Row> adds = Transaction.generateAppendActions(engine, state, files, ctx)) {
-      while (adds.hasNext()) {
-        actions.add(adds.next());
-      }
-    }
-    return actions;
+    return TableData.appendActions(engine, txn, new StringRows(rows));
   }
 
   /** Kernel's publish of every ratified commit of the table's latest snapshot into _delta_log. */
@@ -290,46 +267,21 @@ final class ConflictEngine {
         req.path("version").isIntegralNumber() ? Optional.of(req.path("version").asLong()) : Optional.empty();
     Snapshot snapshot = snapshot(req, version, UnaryOperator.identity());
     Scan scan = snapshot.getScanBuilder().build();
-    Row scanState = scan.getScanState(engine);
-    StructType physicalSchema = ScanStateRow.getPhysicalDataReadSchema(scanState);
     ArrayNode rows = JSON.createArrayNode();
-    try (CloseableIterator<FilteredColumnarBatch> scanFiles = scan.getScanFiles(engine)) {
-      while (scanFiles.hasNext()) {
-        try (CloseableIterator<Row> fileRows = scanFiles.next().getRows()) {
-          while (fileRows.hasNext()) {
-            readFile(scanState, physicalSchema, fileRows.next(), rows);
-          }
-        }
-      }
-    }
+    TableData.forEachFile(engine, scan, file -> TableData.forEachRow(engine, scan, file, row -> addRow(row, rows)));
     ObjectNode out = JSON.createObjectNode().put("version", snapshot.getVersion());
     out.set("rows", rows);
     return out;
   }
 
-  private void readFile(Row scanState, StructType physicalSchema, Row scanFile, ArrayNode out) throws Exception {
-    FileStatus file = InternalScanFileUtils.getAddFileStatus(scanFile);
-    CloseableIterator<ColumnarBatch> physical =
-        engine.getParquetHandler()
-            .readParquetFiles(Iterators.of(List.of(file)), physicalSchema, Optional.empty())
-            .map(r -> r.getData());
-    try (CloseableIterator<FilteredColumnarBatch> data =
-        Scan.transformPhysicalData(engine, scanState, scanFile, physical)) {
-      while (data.hasNext()) {
-        try (CloseableIterator<Row> rows = data.next().getRows()) {
-          while (rows.hasNext()) {
-            Row row = rows.next();
-            ArrayNode values = out.addArray();
-            for (String column : COLUMNS) {
-              int at = row.getSchema().indexOf(column);
-              if (row.isNullAt(at)) {
-                values.addNull();
-              } else {
-                values.add(row.getString(at));
-              }
-            }
-          }
-        }
+  private static void addRow(Row row, ArrayNode out) {
+    ArrayNode values = out.addArray();
+    for (String column : COLUMNS) {
+      int at = row.getSchema().indexOf(column);
+      if (row.isNullAt(at)) {
+        values.addNull();
+      } else {
+        values.add(row.getString(at));
       }
     }
   }

@@ -12,26 +12,18 @@ import io.delta.kernel.TableManager;
 import io.delta.kernel.Transaction;
 import io.delta.kernel.TransactionCommitResult;
 import io.delta.kernel.commit.Committer;
-import io.delta.kernel.DataWriteContext;
-import io.delta.kernel.data.ColumnarBatch;
-import io.delta.kernel.data.FilteredColumnarBatch;
 import io.delta.kernel.data.Row;
 import io.delta.kernel.defaults.engine.DefaultEngine;
 import io.delta.kernel.engine.Engine;
 import io.delta.kernel.exceptions.CheckpointAlreadyExistsException;
 import io.delta.kernel.exceptions.KernelException;
-import io.delta.kernel.expressions.Literal;
 import io.delta.kernel.internal.InternalScanFileUtils;
 import io.delta.kernel.internal.actions.AddFile;
 import io.delta.kernel.internal.actions.SingleAction;
-import io.delta.kernel.internal.data.ScanStateRow;
 import io.delta.kernel.types.StructType;
 import io.delta.kernel.unitycatalog.UCCatalogManagedClient;
 import io.delta.kernel.unitycatalog.UCTableIdentifier;
 import io.delta.kernel.utils.CloseableIterable;
-import io.delta.kernel.utils.CloseableIterator;
-import io.delta.kernel.utils.DataFileStatus;
-import io.delta.kernel.utils.FileStatus;
 import io.delta.storage.commit.uccommitcoordinator.UCTokenBasedRestClient;
 import io.unitycatalog.client.ApiClient;
 import io.unitycatalog.client.ApiClientBuilder;
@@ -41,7 +33,6 @@ import io.unitycatalog.client.model.CreateStagingTable;
 import io.unitycatalog.client.model.StagingTableInfo;
 import io.unitycatalog.client.model.TableInfo;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -219,25 +210,10 @@ final class KernelClient implements AutoCloseable {
 
   /** The add actions for ``rows`` written as new data files of ``txn``'s table. */
   private List<Row> writeRows(Transaction txn, List<Long> ids, List<String> values) throws Exception {
-    List<Row> actions = new ArrayList<>();
     if (ids.isEmpty()) {
-      return actions;
+      return new ArrayList<>();
     }
-    Row state = txn.getTransactionState(engine);
-    Map<String, Literal> partition = Collections.emptyMap();
-    FilteredColumnarBatch batch = new FilteredColumnarBatch(new RowsBatch(ids, values), Optional.empty());
-    CloseableIterator<FilteredColumnarBatch> physical =
-        Transaction.transformLogicalData(engine, state, Iterators.of(List.of(batch)), partition);
-    DataWriteContext ctx = Transaction.getWriteContext(engine, state, partition);
-    CloseableIterator<DataFileStatus> files =
-        engine.getParquetHandler()
-            .writeParquetFiles(ctx.getTargetDirectory(), physical, ctx.getStatisticsColumns());
-    try (CloseableIterator<Row> adds = Transaction.generateAppendActions(engine, state, files, ctx)) {
-      while (adds.hasNext()) {
-        actions.add(adds.next());
-      }
-    }
-    return actions;
+    return TableData.appendActions(engine, txn, new RowsBatch(ids, values));
   }
 
   private JsonNode append(JsonNode req) throws Exception {
@@ -268,59 +244,43 @@ final class KernelClient implements AutoCloseable {
     List<Long> keptIds = new ArrayList<>();
     List<String> keptValues = new ArrayList<>();
     Scan scan = snapshot.getScanBuilder().build();
-    Row scanState = scan.getScanState(engine);
-    StructType physicalSchema = ScanStateRow.getPhysicalDataReadSchema(scanState);
-    try (CloseableIterator<FilteredColumnarBatch> scanFiles = scan.getScanFiles(engine)) {
-      while (scanFiles.hasNext()) {
-        try (CloseableIterator<Row> fileRows = scanFiles.next().getRows()) {
-          while (fileRows.hasNext()) {
-            Row scanFile = fileRows.next();
-            List<Long> ids = new ArrayList<>();
-            List<String> values = new ArrayList<>();
-            readFile(scanState, physicalSchema, scanFile, ids, values);
-            if (ids.stream().noneMatch(doomed::contains)) {
-              continue;
-            }
-            AddFile add = new AddFile(scanFile.getStruct(InternalScanFileUtils.ADD_FILE_ORDINAL));
-            actions.add(
-                SingleAction.createRemoveFileSingleAction(
-                    add.toRemoveFileRow(true, Optional.of(snapshot.getVersion()))));
-            for (int i = 0; i < ids.size(); i++) {
-              if (!doomed.contains(ids.get(i))) {
-                keptIds.add(ids.get(i));
-                keptValues.add(values.get(i));
-              }
+    TableData.forEachFile(
+        engine,
+        scan,
+        scanFile -> {
+          List<Long> ids = new ArrayList<>();
+          List<String> values = new ArrayList<>();
+          readFile(scan, scanFile, ids, values);
+          if (ids.stream().noneMatch(doomed::contains)) {
+            return;
+          }
+          AddFile add = new AddFile(scanFile.getStruct(InternalScanFileUtils.ADD_FILE_ORDINAL));
+          actions.add(
+              SingleAction.createRemoveFileSingleAction(
+                  add.toRemoveFileRow(true, Optional.of(snapshot.getVersion()))));
+          for (int i = 0; i < ids.size(); i++) {
+            if (!doomed.contains(ids.get(i))) {
+              keptIds.add(ids.get(i));
+              keptValues.add(values.get(i));
             }
           }
-        }
-      }
-    }
+        });
     actions.addAll(writeRows(txn, keptIds, keptValues));
     TransactionCommitResult result = txn.commit(engine, CloseableIterable.inMemoryIterable(Iterators.of(actions)));
     return JSON.getNodeFactory().numberNode(result.getVersion());
   }
 
-  private void readFile(Row scanState, StructType physicalSchema, Row scanFile, List<Long> ids, List<String> values)
-      throws Exception {
-    FileStatus file = InternalScanFileUtils.getAddFileStatus(scanFile);
-    CloseableIterator<ColumnarBatch> physical =
-        engine.getParquetHandler()
-            .readParquetFiles(Iterators.of(List.of(file)), physicalSchema, Optional.empty())
-            .map(r -> r.getData());
-    try (CloseableIterator<FilteredColumnarBatch> data =
-        Scan.transformPhysicalData(engine, scanState, scanFile, physical)) {
-      while (data.hasNext()) {
-        try (CloseableIterator<Row> rows = data.next().getRows()) {
-          while (rows.hasNext()) {
-            Row row = rows.next();
-            int idAt = row.getSchema().indexOf("id");
-            int valueAt = row.getSchema().indexOf("value");
-            ids.add(row.isNullAt(idAt) ? null : row.getLong(idAt));
-            values.add(row.isNullAt(valueAt) ? null : row.getString(valueAt));
-          }
-        }
-      }
-    }
+  private void readFile(Scan scan, Row scanFile, List<Long> ids, List<String> values) throws Exception {
+    TableData.forEachRow(
+        engine,
+        scan,
+        scanFile,
+        row -> {
+          int idAt = row.getSchema().indexOf("id");
+          int valueAt = row.getSchema().indexOf("value");
+          ids.add(row.isNullAt(idAt) ? null : row.getLong(idAt));
+          values.add(row.isNullAt(valueAt) ? null : row.getString(valueAt));
+        });
   }
 
   private JsonNode checkpoint(JsonNode req) throws Exception {
@@ -364,25 +324,20 @@ final class KernelClient implements AutoCloseable {
 
   private ArrayNode rows(Snapshot snapshot) throws Exception {
     Scan scan = snapshot.getScanBuilder().build();
-    Row scanState = scan.getScanState(engine);
-    StructType physicalSchema = ScanStateRow.getPhysicalDataReadSchema(scanState);
     ArrayNode rows = JSON.createArrayNode();
-    try (CloseableIterator<FilteredColumnarBatch> scanFiles = scan.getScanFiles(engine)) {
-      while (scanFiles.hasNext()) {
-        try (CloseableIterator<Row> fileRows = scanFiles.next().getRows()) {
-          while (fileRows.hasNext()) {
-            List<Long> ids = new ArrayList<>();
-            List<String> values = new ArrayList<>();
-            readFile(scanState, physicalSchema, fileRows.next(), ids, values);
-            for (int i = 0; i < ids.size(); i++) {
-              ObjectNode row = rows.addObject();
-              row.put("id", ids.get(i));
-              row.put("value", values.get(i));
-            }
+    TableData.forEachFile(
+        engine,
+        scan,
+        scanFile -> {
+          List<Long> ids = new ArrayList<>();
+          List<String> values = new ArrayList<>();
+          readFile(scan, scanFile, ids, values);
+          for (int i = 0; i < ids.size(); i++) {
+            ObjectNode row = rows.addObject();
+            row.put("id", ids.get(i));
+            row.put("value", values.get(i));
           }
-        }
-      }
-    }
+        });
     return rows;
   }
 
