@@ -260,6 +260,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         code = pytest.main(pytest_args, plugins=plugins(ctx, shard))
     finally:
+        shards.stop(shard)
         signal.signal(signal.SIGTERM, previous)
         ctx.close()
     results = out / "results.json"

@@ -135,6 +135,7 @@ def gather(config: pytest.Config, results: list[CheckResult], interrupted: bool)
         return results, interrupted
     ctx = RunContext.of(config)
     interrupted = _wait(shard.children, stop=interrupted) or interrupted
+    shard.children = ()  # waited for: their pids may belong to other processes from now on
     rows = list(results)
     for k in range(1, shard.count):
         path = work_folder(ctx.out, k) / ROWS
@@ -148,6 +149,14 @@ def gather(config: pytest.Config, results: list[CheckResult], interrupted: bool)
     ctx.collected = len(shard.order)
     rows.sort(key=lambda r: shard.order.get(r.test, len(shard.order)))
     return rows, interrupted
+
+
+def stop(shard: Shard | None) -> None:
+    """Process 0 after its session: the others stopped and waited for, if its session ended
+    before it could gather them (pytest broke during collection, say)."""
+    if shard is not None and shard.children:
+        _wait(shard.children, stop=True)
+        shard.children = ()
 
 
 def _wait(pids: tuple[int, ...], *, stop: bool) -> bool:

@@ -244,13 +244,9 @@ final class KernelClient implements AutoCloseable {
     List<Long> keptIds = new ArrayList<>();
     List<String> keptValues = new ArrayList<>();
     Scan scan = snapshot.getScanBuilder().build();
-    TableData.forEachFile(
-        engine,
+    forEachFileRows(
         scan,
-        scanFile -> {
-          List<Long> ids = new ArrayList<>();
-          List<String> values = new ArrayList<>();
-          readFile(scan, scanFile, ids, values);
+        (scanFile, ids, values) -> {
           if (ids.stream().noneMatch(doomed::contains)) {
             return;
           }
@@ -268,6 +264,23 @@ final class KernelClient implements AutoCloseable {
     actions.addAll(writeRows(txn, keptIds, keptValues));
     TransactionCommitResult result = txn.commit(engine, CloseableIterable.inMemoryIterable(Iterators.of(actions)));
     return JSON.getNodeFactory().numberNode(result.getVersion());
+  }
+
+  /** Called with each data file of a scan, with the ids and values of its rows in file order. */
+  private interface FileRows {
+    void accept(Row scanFile, List<Long> ids, List<String> values) throws Exception;
+  }
+
+  private void forEachFileRows(Scan scan, FileRows visitor) throws Exception {
+    TableData.forEachFile(
+        engine,
+        scan,
+        scanFile -> {
+          List<Long> ids = new ArrayList<>();
+          List<String> values = new ArrayList<>();
+          readFile(scan, scanFile, ids, values);
+          visitor.accept(scanFile, ids, values);
+        });
   }
 
   private void readFile(Scan scan, Row scanFile, List<Long> ids, List<String> values) throws Exception {
@@ -325,13 +338,9 @@ final class KernelClient implements AutoCloseable {
   private ArrayNode rows(Snapshot snapshot) throws Exception {
     Scan scan = snapshot.getScanBuilder().build();
     ArrayNode rows = JSON.createArrayNode();
-    TableData.forEachFile(
-        engine,
+    forEachFileRows(
         scan,
-        scanFile -> {
-          List<Long> ids = new ArrayList<>();
-          List<String> values = new ArrayList<>();
-          readFile(scan, scanFile, ids, values);
+        (scanFile, ids, values) -> {
           for (int i = 0; i < ids.size(); i++) {
             ObjectNode row = rows.addObject();
             row.put("id", ids.get(i));
