@@ -200,8 +200,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     created = next((p for p in [*reversed(out.parents), out] if not p.exists()), None)  # topmost new folder
     _writable_dir(out, "--out")
     try:
-        ctx = RunContext.open(cfg, out, partial=bool(args.select or only), requirements=only)
-        ctx.jobs = _jobs(cfg, ctx, selected=bool(args.select))
+        ctx = RunContext.open(
+            cfg, out, partial=bool(args.select or only), requirements=only, selected=bool(args.select)
+        )
     except ConfigError:
         if created is not None:  # a typo'd target or profile leaves no empty folder behind
             shutil.rmtree(created, ignore_errors=True)
@@ -271,20 +272,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"lakecert: the run broke (pytest exit {int(code)}); see the output above", file=sys.stderr)
         return USAGE_ERROR
     return print_summary(json.loads(results.read_text()), out)
-
-
-def _jobs(cfg: Any, ctx: Any, *, selected: bool) -> int:
-    """How many processes share the run's checks (``plugin.shards``): only a target whose every part
-    is built in process can be built once per process; a fail-fast run stops at one FAIL, in one."""
-    asked = cfg.settings.jobs
-    shareable = bool(getattr(ctx.target, "in_process", False)) and ctx.catalog_side is None
-    if asked == "auto":
-        return min(2, os.cpu_count() or 1) if shareable and not selected and not cfg.settings.fail_fast else 1
-    if asked > 1 and not shareable:
-        raise ConfigError(f"jobs={asked}: target {cfg.target} is not built in process; its checks run in one")
-    if asked > 1 and cfg.settings.fail_fast:
-        raise ConfigError(f"jobs={asked}: a fail-fast run stops at its first FAIL and runs in one process")
-    return int(asked)
 
 
 def _run_share(

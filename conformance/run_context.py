@@ -139,6 +139,20 @@ def _warehouse(cfg: Config, workdir: Path) -> tuple[str, Storage, S3Settings | N
     return root.as_uri(), make_storage(), None
 
 
+def run_jobs(cfg: Config, target: Target, catalog_side: Target | None, *, selected: bool) -> int:
+    """How many processes share the run's checks (``plugin.shards``): only a target whose every part
+    is built in process can be built once per process; a fail-fast run stops at one FAIL, in one."""
+    asked = cfg.settings.jobs
+    shareable = bool(getattr(target, "in_process", False)) and catalog_side is None
+    if asked == "auto":
+        return min(2, os.cpu_count() or 1) if shareable and not selected and not cfg.settings.fail_fast else 1
+    if asked > 1 and not shareable:
+        raise ConfigError(f"jobs={asked}: target {cfg.target} is not built in process; its checks run in one")
+    if asked > 1 and cfg.settings.fail_fast:
+        raise ConfigError(f"jobs={asked}: a fail-fast run stops at its first FAIL and runs in one process")
+    return asked
+
+
 def _catalog_side(cfg: Config) -> Target | None:
     """The target named by ``catalog_target`` (interop), which must offer a catalog."""
     name = cfg.settings.catalog_target
@@ -198,21 +212,24 @@ class RunContext:
         partial: bool = False,
         requirements: frozenset[str] | None = None,
         workdir: Path | None = None,
+        selected: bool = False,
     ) -> RunContext:
         """The run's context; its target's parts live in ``workdir`` (default ``out/work``, emptied
-        first): a process sharing the run's checks has a folder of its own (``plugin.shards``)."""
+        first): a process sharing the run's checks has a folder of its own (``plugin.shards``).
+        ``selected``: the run is of checks named one by one (``--select``)."""
         fixtures_dir.configure(cfg.settings.paths.fixtures)
         if cfg.settings.paths.jars is not None:  # for adapters, and the engines they start in other processes
             os.environ["LAKECERT_JARS"] = str(cfg.settings.paths.jars)
         target = build_target(cfg.target, cfg)
         catalog_side = _catalog_side(cfg)
         chosen = select_profiles(target, cfg.settings.profiles, bound=catalog_side is not None)
+        jobs = run_jobs(cfg, target, catalog_side, selected=selected)  # before anything on disk changes
         workdir = workdir or out / "work"
         shutil.rmtree(workdir, ignore_errors=True)
         workdir.mkdir(parents=True)
         warehouse, storage, s3 = _warehouse(cfg, workdir)
         env = TargetEnv(workdir, warehouse, storage, cfg.target_options(), s3, seed=cfg.seed)
-        return cls(cfg, out, target, chosen, env, partial, requirements, catalog_side=catalog_side)
+        return cls(cfg, out, target, chosen, env, partial, requirements, catalog_side=catalog_side, jobs=jobs)
 
     @staticmethod
     def of(config: pytest.Config) -> RunContext:

@@ -19,7 +19,7 @@ from conformance.plugin import shards
 from conformance.report.outcomes import Outcome
 from conformance.report.results import CheckResult, RunSummary
 from conformance.run_context import RUN_KEY, RunContext
-from tests.helpers import REPO, lakecert, results
+from tests.helpers import REPO, lakecert, results, tree_bytes
 
 
 def _rows(res: dict[str, Any]) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -102,3 +102,27 @@ def test_an_interrupted_shared_run_stops_every_process(out: Path, tmp_path: Path
         pid = int(hung.suffix[1:])
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (["--jobs", "0"], {}),
+        (["--jobs", "two"], {}),
+        (["--jobs", "2"], {"PYTHONPATH": str(REPO / "tests" / "adapters")}),  # a target that is not in process
+        (["--jobs", "2", "--fail-fast"], {}),
+        ([], {"LAKECERT__jobs": "-1"}),
+    ],
+)
+def test_a_bad_number_of_processes_is_refused_and_changes_nothing(
+    args: list[str], env: dict[str, str], tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    (out / "work").mkdir(parents=True)
+    (out / "results.json").write_text("{}")  # an earlier run's
+    (out / "work" / "kept").write_text("x")
+    before = tree_bytes(out)
+    target = "tests.adapters.memory_catalog:MemoryCatalogTarget" if env.get("PYTHONPATH") else "reference"
+    proc = lakecert("run", "--target", target, *args, "--out", str(out), env={**os.environ, **env})
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert tree_bytes(out) == before
