@@ -70,9 +70,9 @@ class Shard:
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[SHARD_KEY] = self
 
-    @pytest.hookimpl(trylast=True)  # after ``selection`` kept the profiles' checks
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        self.order = {item.nodeid: i for i, item in enumerate(items)}
+    @pytest.hookimpl(trylast=True)  # once ``selection`` and every conftest narrowed the checks
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.order = {item.nodeid: i for i, item in enumerate(session.items)}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
