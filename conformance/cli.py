@@ -176,6 +176,15 @@ def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # pytest stops the session and reports it as interrupted
 
 
+def _interrupt_once(signum: int, frame: object) -> None:
+    """Another process of a shared run, stopped: a Ctrl-C reaches it with the terminal's process group
+    and process 0 then sends SIGTERM as well. Only the first stops its checks; a second one would
+    break the session's end, which hands the rows over to process 0."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     # The run's machinery (pytest, the targets, pyiceberg) is imported here, not at the top: the
     # other commands (report, --version, gate ...) start in a fraction of the time without it.
@@ -255,7 +264,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         claims = shards.counter()
         share = functools.partial(
             _run_share, count=ctx.jobs, claims=claims, cfg=cfg, out=out, partial=ctx.partial, only=only,
-            args=pytest_args,
+            unavailable=ctx.unavailable, args=pytest_args,
         )  # fmt: skip
         shard = shards.Shard(0, ctx.jobs, claims, shards.start(ctx.jobs, share))
     try:
@@ -283,6 +292,7 @@ def _run_share(
     out: Path,
     partial: bool,
     only: frozenset[str] | None,
+    unavailable: str | None,
     args: list[str],
 ) -> None:
     """Process ``index`` of a shared run (forked by ``cmd_run``): its own target, its share of the
@@ -296,14 +306,18 @@ def _run_share(
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)  # pytest's dots: process 0 prints the run's
-        signal.signal(signal.SIGTERM, _raise_interrupt)
+        signal.signal(signal.SIGTERM, _interrupt_once)
+        signal.signal(signal.SIGINT, _interrupt_once)
         ctx = RunContext.open(cfg, out, partial=partial, requirements=only, workdir=shards.work_folder(out, index))
         ctx.jobs = count
+        ctx.unavailable = unavailable  # the preflight ran once, in process 0: every share reports its cause
         try:
             pytest.main(args, plugins=plugins(ctx, shards.Shard(index, count, claims)))
             code = 0
         finally:
             ctx.close()
+    except KeyboardInterrupt:  # stopped before its session could hand its rows over: process 0 says so
+        pass
     except BaseException:  # noqa: BLE001 - whatever ended it, the process ends here; process 0 sees no rows
         traceback.print_exc()
     finally:

@@ -14,6 +14,7 @@ process 0 stops the others first.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import multiprocessing
 import os
@@ -32,6 +33,7 @@ from conformance.report.results import CheckResult
 from conformance.run_context import RunContext
 
 ROWS = "rows.json"
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def work_folder(out: Path, index: int) -> Path:
@@ -103,14 +105,27 @@ def start(count: int, share: Callable[[int], None]) -> tuple[int, ...]:
     """Fork processes 1..count-1, each running ``share(k)`` (which never returns); their pids."""
     sys.stdout.flush()
     sys.stderr.flush()
+    parent = os.getpid()
     pids = []
     for k in range(1, count):
         pid = os.fork()
         if pid == 0:
+            _end_with(parent)
             share(k)
             os._exit(2)  # not reached: ``share`` ends its process
         pids.append(pid)
     return tuple(pids)
+
+
+def _end_with(parent: int) -> None:
+    """In a forked process: SIGTERM when process 0 ends, however it ends (SIGKILL, a crash), so that
+    no share of a run goes on alone, writing into the run's folders. Linux only (``prctl``)."""
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # process 0 ended before the request was in place
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def hand_over(ctx: RunContext, results: list[CheckResult], interrupted: bool, index: int) -> None:
@@ -161,14 +176,15 @@ def stop(shard: Shard | None) -> None:
 
 def _wait(pids: tuple[int, ...], *, stop: bool) -> bool:
     """Wait for the other processes (stopped first when this one was interrupted); True when this
-    process was interrupted while it waited (they are stopped then, and waited for)."""
+    process was interrupted while it waited. A process stopped once ends its session to hand its
+    rows over and ignores a second stop; an interrupt while waiting for it ends it (SIGKILL)."""
     if stop:
         _signal(pids, signal.SIGTERM)
     try:
         for pid in pids:
-            os.waitpid(pid, 0)
+            _reap(pid)
     except KeyboardInterrupt:
-        _signal(pids, signal.SIGTERM)
+        _signal(pids, signal.SIGTERM if not stop else signal.SIGKILL)
         for pid in pids:
             _reap(pid)
         return True

@@ -90,6 +90,11 @@ def print_summary(results: dict[str, Any], out: Path, console: Console | None = 
             f"[bold yellow]{PARTIAL}[/]: stopped at the first FAIL (fail-fast), after {escape(stopped)}; "
             f"{info.get('checks_selected', '?')} checks selected, {len(results['results'])} run; no certificate"
         )
+    elif info.get("complete") is False and not info.get("interrupted"):  # a process of a shared run ended early
+        console.print(
+            f"[bold red]INCOMPLETE[/]: {info.get('checks_selected', '?')} checks selected, "
+            f"{len(results['results'])} have a result; no certificate"
+        )
     bad = [r for r in results["results"] if r["status"] in ("FAIL", "WARN", "ERROR")]
     for row in bad[:MAX_DETAILED]:
         _print_failure(console, row, results, out)
