@@ -59,6 +59,7 @@ class CheckState:
     steps: list[str] = field(default_factory=list)
     reproducer: str | None = None
     premise_broken: bool = False
+    recorded: bool = False  # its row is made and its Allure result closed (``reporting.record``)
 
 
 CHECK_KEY = pytest.StashKey[CheckState]()

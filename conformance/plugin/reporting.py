@@ -38,6 +38,10 @@ def lakecert_labels(request: pytest.FixtureRequest, lakecert: RunContext) -> Ite
     """Allure labels and links from the requirement marks, and the lakecert status at the end."""
     _label([load_all()[i] for i in req_ids(request.node)], lakecert)
     yield
+    if state_of(request.node).recorded:
+        # An interrupted session tears the check's fixtures down at its end, after the check's row
+        # and Allure result were closed: there is no result left to name (allure-pytest fails then).
+        return
     # After the check: allure-pytest names the result when setup ends, which would undo a title set
     # before the yield.
     _title(request.node, [load_all()[i] for i in req_ids(request.node)])
@@ -156,6 +160,7 @@ def record(item: pytest.Item, state: CheckState) -> None:
     """The check's one row of results.json."""
     if state.status is None:
         state.status, state.message = Outcome.ERROR, "the check did not run to an outcome"
+    state.recorded = True
     results = item.config.stash.setdefault(RESULTS_KEY, [])
     results.append(
         CheckResult(
