@@ -115,3 +115,37 @@ def test_a_ctrl_c_to_every_process_still_gathers_every_share(out: Path, tmp_path
     assert len(res["results"]) == 2  # each process's interrupted check has its row
     assert b"Traceback" not in err
     assert _gone(other)
+
+
+def _waiting(pid: int) -> bool:
+    """The process sits in waitpid (Linux's wchan); False where the kernel does not say."""
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text() == "do_wait"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/wchan").exists(), reason="needs Linux's /proc/<pid>/wchan")
+def test_an_interrupt_while_the_run_waits_for_the_other_process_says_interrupted(out: Path) -> None:
+    # The run's own process ended its session normally and waits for the other one, which hangs:
+    # a stop then made results.json say interrupted, but the summary printed no word of it.
+    env = {**ADAPTERS, "LAKECERT__deadlines__call_s": "900", "LAKECERT__deadlines__check_s": "900"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "conformance.cli", "run", "--target", "tests.adapters.shard_hostile:ChildHangTarget"]
+        + ["--jobs", "2", "--out", str(out)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    started = time.monotonic()
+    while proc.poll() is None and not _waiting(proc.pid):
+        assert time.monotonic() - started < GUARD_S, "the run's own process never waited for the other one"
+        time.sleep(0.05)  # waits on a condition: process 0 is in waitpid
+    proc.send_signal(signal.SIGTERM)
+    stdout, _ = proc.communicate(timeout=GUARD_S)
+    assert proc.returncode == 2
+    res = results(out)
+    assert res["run_info"]["interrupted"] is True and res["verdict"] == "NOT_CERTIFIED"
+    assert not (out / "certificate.json").exists()
+    assert b"INTERRUPTED" in stdout

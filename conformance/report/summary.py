@@ -90,7 +90,9 @@ def print_summary(results: dict[str, Any], out: Path, console: Console | None = 
             f"[bold yellow]{PARTIAL}[/]: stopped at the first FAIL (fail-fast), after {escape(stopped)}; "
             f"{info.get('checks_selected', '?')} checks selected, {len(results['results'])} run; no certificate"
         )
-    elif info.get("complete") is False and not info.get("interrupted"):  # a process of a shared run ended early
+    elif info.get("interrupted"):  # stopped while the run's own process waited for the other one
+        console.print("[bold red]INTERRUPTED[/]: the run was stopped before its end; no certificate")
+    elif info.get("complete") is False:  # a process of a shared run ended early
         console.print(
             f"[bold red]INCOMPLETE[/]: {info.get('checks_selected', '?')} checks selected, "
             f"{len(results['results'])} have a result; no certificate"

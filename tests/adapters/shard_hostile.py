@@ -4,6 +4,7 @@ conformance/plugin/shards.py): tests/test_shards_hostile.py says what such a run
 from __future__ import annotations
 
 import os
+import threading
 
 from conformance.contract import Catalog, GetCommitsResponse, TargetEnv
 from conformance.contract.target import TargetUnavailable
@@ -47,3 +48,21 @@ class ExitingSharedTarget(_InProcess):
 
     def make_catalog(self, env: TargetEnv) -> Catalog:
         return ExitingCatalog(env.warehouse_uri, env.storage, self.max_unpublished)
+
+
+class ChildHangCatalog(MemoryCatalog):
+    """Never answers a listing in a process forked for the run; answers in the run's own."""
+
+    def get_commits(
+        self, table_id: str, start_version: int | None = None, end_version: int | None = None
+    ) -> GetCommitsResponse:
+        if os.getpid() != _FIRST_PID:
+            threading.Event().wait()
+        return super().get_commits(table_id, start_version, end_version)
+
+
+class ChildHangTarget(_InProcess):
+    """The run's own process finishes its share and waits for the other one, which hangs."""
+
+    def make_catalog(self, env: TargetEnv) -> Catalog:
+        return ChildHangCatalog(env.warehouse_uri, env.storage, self.max_unpublished)
