@@ -139,6 +139,9 @@ def _warehouse(cfg: Config, workdir: Path) -> tuple[str, Storage, S3Settings | N
     return root.as_uri(), make_storage(), None
 
 
+JOBS_PER_CORE = 4  # ``--jobs`` beyond this many processes per core is refused (``run_jobs``)
+
+
 def run_jobs(cfg: Config, target: Target, catalog_side: Target | None, *, selected: bool) -> int:
     """How many processes share the run's checks (``plugin.shards``): only a target whose every part
     is built in process can be built once per process; a fail-fast run stops at one FAIL, in one."""
@@ -150,6 +153,9 @@ def run_jobs(cfg: Config, target: Target, catalog_side: Target | None, *, select
         raise ConfigError(f"jobs={asked}: target {cfg.target} is not built in process; its checks run in one")
     if asked > 1 and cfg.settings.fail_fast:
         raise ConfigError(f"jobs={asked}: a fail-fast run stops at its first FAIL and runs in one process")
+    limit = JOBS_PER_CORE * (os.cpu_count() or 1)
+    if asked > limit:  # each process builds a target of its own: a typo'd --jobs 200 would fork them all
+        raise ConfigError(f"jobs={asked}: at most {limit} processes ({JOBS_PER_CORE} per core) share a run")
     return asked
 
 

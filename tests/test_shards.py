@@ -111,6 +111,7 @@ def test_an_interrupted_shared_run_stops_every_process(out: Path, tmp_path: Path
         (["--jobs", "two"], {}),
         (["--jobs", "2"], {"PYTHONPATH": str(REPO / "tests" / "adapters")}),  # a target that is not in process
         (["--jobs", "2", "--fail-fast"], {}),
+        (["--jobs", "100000"], {}),  # every process builds its own target: far more than the cores is a typo
         ([], {"LAKECERT__jobs": "-1"}),
     ],
 )
