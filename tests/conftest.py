@@ -11,6 +11,31 @@ from reference_impl.storage.s3 import S3Settings
 from tests.moto_s3 import moto_s3
 from tests.pg import Postgres, shared_cluster
 
+UNGROUPED: pytest.StashKey[set[str]] = pytest.StashKey()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup`` (``make test``) a module marked ``xdist_group`` runs in one worker,
+    so its expensive module fixture (a JVM, a SparkSession, a run of every variant) is built once.
+    pytest-xdist groups by appending ``@group`` to each item's id in the worker; with pytest 9.2.0
+    that no longer takes effect (pytest-xdist issue #1386): the groups were silently spread over the
+    workers, each fixture built in each, and the suite ran 5 to 9 minutes longer. Such tests now
+    fail at once, saying why (an error raised here would end the worker without its message)."""
+    if getattr(config.option, "loadgroup", False):
+        grouped = [i.nodeid for i in items if i.get_closest_marker("xdist_group")]
+        config.stash[UNGROUPED] = {nodeid for nodeid in grouped if "@" not in nodeid}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.nodeid in item.config.stash.get(UNGROUPED, set()):
+        pytest.fail(
+            f"--dist loadgroup did not keep this module's xdist_group in one worker (pytest {pytest.__version__}): "
+            "install the versions pyproject.toml pins (make setup)",
+            pytrace=False,
+        )
+
 
 @pytest.fixture
 def out(tmp_path: Path) -> Path:

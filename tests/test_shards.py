@@ -16,9 +16,10 @@ import pytest
 
 from conformance.config import load_config
 from conformance.plugin import shards
+from conformance.registry import build_target
 from conformance.report.outcomes import Outcome
 from conformance.report.results import CheckResult, RunSummary
-from conformance.run_context import RUN_KEY, RunContext
+from conformance.run_context import RUN_KEY, RunContext, run_jobs
 from tests.helpers import REPO, lakecert, results, tree_bytes
 
 
@@ -127,3 +128,30 @@ def test_a_bad_number_of_processes_is_refused_and_changes_nothing(
     proc = lakecert("run", "--target", target, *args, "--out", str(out), env={**os.environ, **env})
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert tree_bytes(out) == before
+
+
+@pytest.mark.parametrize(
+    ("env", "cores", "selected", "expected"),
+    [
+        ({}, 8, False, 2),  # at most two: a run of ~170 checks gains little from a third process
+        ({}, 1, False, 1),
+        ({}, 8, True, 1),  # checks named one by one (--select)
+        ({"LAKECERT__fail_fast": "true"}, 8, False, 1),  # stops at one FAIL, in one process
+        ({"LAKECERT__jobs": "3"}, 8, False, 3),
+    ],
+)
+def test_auto_shares_an_in_process_run_between_at_most_two_processes(
+    env: dict[str, str], cores: int, selected: bool, expected: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    cfg = load_config(None, environ=env)
+    assert run_jobs(cfg, build_target("reference", cfg), None, selected=selected) == expected
+
+
+def test_auto_runs_a_target_that_is_not_built_in_process_in_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    cfg = load_config(None, environ={})
+    reference = build_target("reference", cfg)
+    monkeypatch.setattr(reference, "in_process", False)
+    assert run_jobs(cfg, reference, None, selected=False) == 1
+    assert run_jobs(cfg, build_target("reference", cfg), reference, selected=False) == 1  # bound to a catalog
