@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,7 @@ from conformance.registry import build_target
 from conformance.report.outcomes import Outcome
 from conformance.report.results import CheckResult, RunSummary
 from conformance.run_context import RUN_KEY, RunContext, run_jobs
-from tests.helpers import REPO, lakecert, results, tree_bytes
+from tests.helpers import REPO, lakecert, results, start_shared_hang, tree_bytes
 
 
 def _rows(res: dict[str, Any]) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -74,28 +72,14 @@ def test_an_interrupted_shared_run_stops_every_process(out: Path, tmp_path: Path
     # Every process hangs in its first listing, announcing it by a file named after its pid; the
     # run's own process is then interrupted: it stops the others and reports an interrupted run.
     marker = tmp_path / "hanging"
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO / "tests" / "adapters"),
-        "BROKEN_HANG_MARKER": str(marker),
-        "LAKECERT__deadlines__call_s": "900",
-        "LAKECERT__deadlines__check_s": "900",
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "conformance.cli", "run", "--target", "tests.adapters.broken:SharedHangTarget"]
-        + ["--select", "checks/delta/catalog/test_listing.py", "--jobs", "2", "--out", str(out)],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
-    )
+    proc = start_shared_hang(out, marker)
     own = Path(f"{marker}.{proc.pid}")
     while proc.poll() is None and not own.exists():
         time.sleep(0.05)  # waits on a condition: the run's own process is inside a hanging call
     assert proc.poll() is None, "the run ended before its hanging call"
     proc.send_signal(signal.SIGINT)
-    assert proc.wait() == 2
+    proc.communicate()
+    assert proc.returncode == 2
     res = results(out)
     assert res["run_info"]["interrupted"] is True and res["verdict"] == "NOT_CERTIFIED"
     assert not (out / "certificate.json").exists()

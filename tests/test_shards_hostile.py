@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance.plugin import shards
-from tests.helpers import REPO, lakecert, results
+from tests.helpers import REPO, lakecert, results, start_shared_hang
 
 ADAPTERS = {**os.environ, "PYTHONPATH": str(REPO / "tests" / "adapters")}
 GUARD_S = 300  # hang guards only: generous for a loaded 2-core machine
@@ -52,22 +52,7 @@ def test_a_process_that_crashes_leaves_the_run_incomplete(out: Path) -> None:
 def _hanging_run(out: Path, marker: Path) -> tuple[subprocess.Popen[bytes], list[int]]:
     """A shared run whose two processes both hang in their first listing; returns once both do,
     with their pids (the run's own first)."""
-    env = {
-        **ADAPTERS,
-        "BROKEN_HANG_MARKER": str(marker),
-        "LAKECERT__deadlines__call_s": "900",
-        "LAKECERT__deadlines__check_s": "900",
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "conformance.cli", "run", "--target", "tests.adapters.broken:SharedHangTarget"]
-        + ["--select", "checks/delta/catalog/test_listing.py", "--jobs", "2", "--out", str(out)],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group, as a terminal's foreground job
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    proc = start_shared_hang(out, marker, own_group=True)
     started = time.monotonic()
     while proc.poll() is None and len(list(marker.parent.glob(f"{marker.name}.*"))) < 2:
         assert time.monotonic() - started < GUARD_S, "the run's processes never reached their listing"
