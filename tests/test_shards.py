@@ -117,7 +117,7 @@ def test_a_bad_number_of_processes_is_refused_and_changes_nothing(
 @pytest.mark.parametrize(
     ("env", "cores", "selected", "expected"),
     [
-        ({}, 8, False, 2),  # at most two: a run of ~170 checks gains little from a third process
+        ({}, 8, False, 2),  # auto: the cores, at most two
         ({}, 1, False, 1),
         ({}, 8, True, 1),  # checks named one by one (--select)
         ({"LAKECERT__fail_fast": "true"}, 8, False, 1),  # stops at one FAIL, in one process
