@@ -8,7 +8,8 @@
 - ``progress``: names a check that runs long, so a slow run is told from a stuck one;
 - ``failfast``: stops the run at the first FAIL when asked (a partial run);
 - ``allure_files``: writes allure-pytest's result files with the C JSON encoder;
-- ``shards``: shares one run's checks among processes of its own (``jobs``, in-process targets).
+- ``shards``: shares one run's checks among processes of its own (``jobs``, in-process targets);
+- ``heap``: keeps the run's set-up out of the garbage collector's full passes.
 
 ``lakecert run`` builds the run's ``RunContext`` once and hands it, with these modules, to
 ``pytest.main`` as plugin objects (``plugins(ctx)``); nothing travels as command-line strings.
@@ -20,6 +21,7 @@ from conformance.plugin import (
     allure_files,
     failfast,
     fixtures,
+    heap,
     outcomes,
     progress,
     reporting,
@@ -29,7 +31,7 @@ from conformance.plugin import (
 )
 from conformance.run_context import RunContext
 
-MODULES = (selection, fixtures, outcomes, watchdog, reporting, progress, failfast, allure_files)
+MODULES = (selection, fixtures, outcomes, watchdog, reporting, progress, failfast, allure_files, heap)
 
 
 def plugins(ctx: RunContext, shard: shards.Shard | None = None) -> list[object]:
