@@ -6,12 +6,17 @@ docs/benchmarks.md. CPU is the run's user + system time, which a loaded machine 
 much. Not a test: nothing here asserts a time.
 
     .venv/bin/python bench/delta_profiles.py [--repeat 5] [--target reference] [--profile P,Q | --delta]
-        [--jobs N|auto] [--base DIR]
+        [--jobs N|auto] [--base DIR] [--before CHECKOUT]
 
 ``--jobs`` is passed to ``lakecert run`` (processes sharing the checks; default: the run's own
 default). ``--base`` is where the runs' folders go (default: the system's temporary folder): file
 creation on this project's VM disk costs from 0.05 to 1 ms of kernel time depending on how many
 files were deleted shortly before, so the system CPU is printed apart from the user CPU.
+
+``--before`` times another checkout of lakecert (a ``git worktree`` of an earlier commit) in the
+same session, its runs and this checkout's taking turns: this project's VMs drift by several percent
+from one minute to the next, more than a small change saves, so a comparison is only fair run by
+run. The other checkout's code is what ``python -m conformance.cli`` imports when started in it.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from pathlib import Path
 
 
 def one_run(
-    target: str, out: Path, profile: str | None, jobs: str | None
+    target: str, out: Path, profile: str | None, jobs: str | None, checkout: Path | None = None
 ) -> tuple[float, float, int, tuple[float, float]]:
     started = time.perf_counter()
     user_before, sys_before = _children_cpu()
@@ -40,6 +45,7 @@ def one_run(
         + (["--jobs", jobs] if jobs else []),
         capture_output=True,
         text=True,
+        cwd=checkout,
     )
     wall = time.perf_counter() - started
     user_after, sys_after = _children_cpu()
@@ -64,35 +70,40 @@ def main() -> None:
     parser.add_argument("--delta", action="store_true", help="every Delta profile (delta-*), not the Iceberg ones")
     parser.add_argument("--jobs", help="lakecert run --jobs (default: the run's own)")
     parser.add_argument("--base", help="folder for the runs' output (default: the temporary folder)")
+    parser.add_argument("--before", type=Path, help="another checkout, timed turn about with this one")
     args = parser.parse_args()
     if args.delta:
         from conformance.requirements import profiles
 
         args.profile = ",".join(p for p in profiles() if p.startswith("delta-"))
-    walls, insides, users, systems = [], [], [], []
+    checkouts: dict[str, Path | None] = {"this checkout": None}
+    if args.before:
+        checkouts = {f"before ({args.before})": args.before.resolve(), **checkouts}
+    runs: dict[str, list[tuple[float, float, int, tuple[float, float]]]] = {name: [] for name in checkouts}
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(dir=args.base) as tmp:
         for i in range(args.repeat):
-            wall, inside, checks, (user, system) = one_run(args.target, Path(tmp) / str(i), args.profile, args.jobs)
-            walls.append(wall)
-            insides.append(inside)
-            users.append(user)
-            systems.append(system)
+            for k, (name, checkout) in enumerate(checkouts.items()):
+                out = Path(tmp) / f"{i}-{k}"
+                runs[name].append(one_run(args.target, out, args.profile, args.jobs, checkout))
     print(f"machine: {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}")
     print(f"load average: {load:.1f} before, {os.getloadavg()[0]:.1f} after")
     print(f"profiles: {args.profile or 'all of the target'}")
     print(f"jobs: {args.jobs or 'the run default'}; output under {args.base or tempfile.gettempdir()}")
     print(
-        "| target | checks | runs | wall median (s) | wall min-max (s) | in-suite median (s) | CPU median (s) "
-        "| of which system (s) |"
+        "| code | target | checks | runs | wall median (s) | wall min-max (s) | in-suite median (s) "
+        "| CPU median (s) | of which system (s) |"
     )
-    print("|---|---|---|---|---|---|---|---|")
-    cpus = [u + s for u, s in zip(users, systems, strict=True)]
-    print(
-        f"| {args.target} | {checks} | {args.repeat} | {statistics.median(walls):.2f} | "
-        f"{min(walls):.2f}-{max(walls):.2f} | {statistics.median(insides):.2f} | {statistics.median(cpus):.2f} "
-        f"| {statistics.median(systems):.2f} |"
-    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, done in runs.items():
+        walls = [w for w, _, _, _ in done]
+        cpus = [u + s for _, _, _, (u, s) in done]
+        systems = [s for _, _, _, (_, s) in done]
+        print(
+            f"| {name} | {args.target} | {done[-1][2]} | {args.repeat} | {statistics.median(walls):.2f} | "
+            f"{min(walls):.2f}-{max(walls):.2f} | {statistics.median([d[1] for d in done]):.2f} "
+            f"| {statistics.median(cpus):.2f} | {statistics.median(systems):.2f} |"
+        )
 
 
 if __name__ == "__main__":

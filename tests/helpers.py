@@ -23,8 +23,8 @@ def lakecert(
 
     The process is forked from a server process that has imported what a run imports (pytest,
     hypothesis, the checks), as ``lakecert selftest`` forks its runs: about a second less per run,
-    and the suite makes hundreds. ``fresh=True``, or an ``env`` naming a variable a new interpreter
-    reads as it starts (``PYTHONPATH``, ``PYTHONHASHSEED``), starts a new interpreter instead."""
+    and the suite makes about two hundred. ``fresh=True``, or an ``env`` naming a variable a new
+    interpreter reads as it starts (``PYTHONPATH``, ``PYTHONHASHSEED``), starts a new interpreter."""
     merged = {**os.environ, **(env or {})}
     if fresh or any(name.startswith("PYTHON") for name in env or {}):
         return subprocess.run(
