@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 
 from conformance.contract.delta import Storage
 from reference_impl.delta.actions import Action, kind
+from reference_impl.delta.data_files import read_parquet
 from reference_impl.delta.log_paths import checkpoint_uri, last_checkpoint_uri
 
 _STR_MAP = pa.map_(pa.string(), pa.string())
@@ -95,7 +96,7 @@ def _to_py(value: Any, typ: pa.DataType) -> Any:
 
 
 def decode_checkpoint(data: bytes) -> list[Action]:
-    table = pq.read_table(io.BytesIO(data))
+    table = read_parquet(data)
     present = [c for c in _COLUMNS if c in table.column_names]
     actions: list[Action] = []
     for row in table.select(present).to_pylist():
