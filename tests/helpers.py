@@ -46,6 +46,7 @@ _FORKS.set_forkserver_preload(["tests.cli_warm"])
 
 
 def _forked(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "conformance.cli", *args]  # what a new interpreter would run
     with tempfile.TemporaryDirectory(prefix="lakecert-cli-") as folder:
         out, err = Path(folder, "stdout"), Path(folder, "stderr")
         run = _FORKS.Process(target=_cli_in_child, args=(args, env, str(cwd), str(out), str(err)))
@@ -54,8 +55,7 @@ def _forked(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Compl
         if run.exitcode is None:
             run.kill()
             run.join()
-            raise subprocess.TimeoutExpired(["lakecert", *args], 3600)
-        command = [sys.executable, "-m", "conformance.cli", *args]
+            raise subprocess.TimeoutExpired(command, 3600)
         return subprocess.CompletedProcess(command, run.exitcode, out.read_text(), err.read_text())
 
 
