@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import json
 import os
 import shutil
@@ -14,7 +15,7 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from conformance.config import ConfigError, json_schema, load_config
 from conformance.extras import require_extras
@@ -89,12 +90,31 @@ def warm_run_imports() -> None:
     """Import what ``cmd_run`` imports, and read the checks' marks: for a process that forks runs."""
     import _hypothesis_pytestplugin  # noqa: F401
     import allure_pytest.plugin  # noqa: F401
-    import hypothesis  # noqa: F401
     import pytest  # noqa: F401
+
+    _import_hypothesis()
 
     import conformance.plugin  # noqa: F401
 
     _check_files()
+
+
+def _import_hypothesis() -> None:
+    """Import hypothesis without the plugins other installed packages register for it (entry
+    points of group "hypothesis"; trio, which selenium brings, registers one): a check draws from
+    lakecert's own strategies whatever else is installed, and trio's import took ~60 ms of every
+    run's start (docs/benchmarks.md). ``HYPOTHESIS_NO_PLUGINS`` is hypothesis's own switch, read
+    once, at its import: it is set for that import only, so the processes a run starts (a target's
+    JVM, its servers) see the user's environment as it was. A user who set it keeps their value."""
+    if "hypothesis" in sys.modules or "HYPOTHESIS_NO_PLUGINS" in os.environ:
+        import hypothesis  # noqa: F401
+
+        return
+    os.environ["HYPOTHESIS_NO_PLUGINS"] = "1"
+    try:
+        import hypothesis  # noqa: F401, F811
+    finally:
+        del os.environ["HYPOTHESIS_NO_PLUGINS"]
 
 
 @functools.cache
@@ -205,6 +225,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
     )
     require_extras(cfg)
+    _import_hypothesis()  # before the checks' modules import it, and before a shared run forks
     out = Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     created = next((p for p in [*reversed(out.parents), out] if not p.exists()), None)  # topmost new folder
     _writable_dir(out, "--out")
@@ -664,5 +685,18 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE_ERROR
 
 
+def entry() -> NoReturn:
+    """The ``lakecert`` command: ``main``, then the interpreter's exit with its heap frozen.
+
+    At exit the interpreter collects its whole heap several times over while it tears its modules
+    down; after a run (the checks' modules, pytest's and hypothesis's state) that took 0.15-0.2 s,
+    a twentieth of the default run (docs/benchmarks.md). Frozen objects are left to the process's
+    end instead; everything else of the exit (atexit handlers, flushing the streams) is as usual.
+    ``main`` itself leaves the collector alone: the tests call it in their own processes."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

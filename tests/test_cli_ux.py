@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -227,3 +230,18 @@ def test_a_typo_in_the_target_changes_nothing_on_disk(tmp_path: Path) -> None:
     proc = lakecert("run", "--target", "refrence", "--out", str(out))
     assert proc.returncode == 2 and "'reference'" in proc.stderr  # did you mean, with the right name
     assert not (tmp_path / "new").exists()  # not even the empty folders --out would have made
+
+
+def test_a_run_imports_hypothesis_without_other_packages_plugins() -> None:
+    """trio (installed with the reports extra's selenium) registers a hypothesis plugin; a run's
+    hypothesis loads none, and the variable that says so does not outlive the import."""
+    import importlib.metadata
+
+    assert importlib.metadata.entry_points(group="hypothesis"), "premise: some installed package registers a plugin"
+    probe = (
+        "import os, sys; from conformance.cli import _import_hypothesis; _import_hypothesis();"
+        " print(sorted(m for m in ('hypothesis', 'trio') if m in sys.modules), 'HYPOTHESIS_NO_PLUGINS' in os.environ)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_NO_PLUGINS"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, env=env, check=True)
+    assert done.stdout.split("\n")[0] == "['hypothesis'] False"
