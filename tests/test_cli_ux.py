@@ -245,3 +245,14 @@ def test_a_run_imports_hypothesis_without_other_packages_plugins() -> None:
     env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_NO_PLUGINS"}
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, env=env, check=True)
     assert done.stdout.split("\n")[0] == "['hypothesis'] False"
+
+
+def test_a_run_writes_nothing_in_the_folder_it_was_started_in(tmp_path: Path) -> None:
+    """hypothesis's cache (``.hypothesis/`` of the current folder by default) goes to the run's work folder."""
+    start, out = tmp_path / "start", tmp_path / "out"
+    start.mkdir()
+    model = "checks/delta/catalog/test_model.py::test_random_schedules_match_the_model"
+    proc = lakecert("run", "--target", "reference", "--out", str(out), "--select", model, cwd=start)
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "work" / "hypothesis").is_dir()  # premise: hypothesis wrote its cache, in the run's folder
+    assert list(start.iterdir()) == []
