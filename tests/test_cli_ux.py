@@ -248,11 +248,12 @@ def test_a_run_imports_hypothesis_without_other_packages_plugins() -> None:
 
 
 def test_a_run_writes_nothing_in_the_folder_it_was_started_in(tmp_path: Path) -> None:
-    """hypothesis's cache (``.hypothesis/`` of the current folder by default) goes to the run's work folder."""
-    start, out = tmp_path / "start", tmp_path / "out"
+    """hypothesis's cache (``.hypothesis/`` of the current folder by default) goes to lakecert's cache folder."""
+    start, out, cache = tmp_path / "start", tmp_path / "out", tmp_path / "cache"
     start.mkdir()
     model = "checks/delta/catalog/test_model.py::test_random_schedules_match_the_model"
-    proc = lakecert("run", "--target", "reference", "--out", str(out), "--select", model, cwd=start)
+    env = {"XDG_CACHE_HOME": str(cache)}
+    proc = lakecert("run", "--target", "reference", "--out", str(out), "--select", model, cwd=start, env=env)
     assert proc.returncode == 0, proc.stderr
-    assert (out / "work" / "hypothesis").is_dir()  # premise: hypothesis wrote its cache, in the run's folder
+    assert (cache / "lakecert" / "hypothesis").is_dir()  # premise: hypothesis wrote its cache, and there
     assert list(start.iterdir()) == []

@@ -10,7 +10,7 @@
 - ``allure_files``: writes allure-pytest's result files with the C JSON encoder;
 - ``shards``: shares one run's checks among processes of its own (``jobs``, in-process targets);
 - ``heap``: keeps the run's set-up out of the garbage collector's full passes;
-- ``hypothesis_home``: hypothesis's files go to the run's work folder, not the current folder.
+- ``hypothesis_home``: hypothesis's cache goes to lakecert's cache folder, not the current folder.
 
 ``lakecert run`` builds the run's ``RunContext`` once and hands it, with these modules, to
 ``pytest.main`` as plugin objects (``plugins(ctx)``); nothing travels as command-line strings.

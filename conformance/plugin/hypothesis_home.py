@@ -1,22 +1,34 @@
-"""hypothesis keeps its files in the run's work folder, not in the folder lakecert was started in.
+"""hypothesis keeps its files in lakecert's cache folder, not in the folder lakecert was started in.
 
 By default hypothesis writes a ``.hypothesis/`` folder into the current folder: a cache of the
 literals it parses from the source of the "local" modules it sees (those outside site-packages:
-lakecert's own in a checkout, a vendor's adapter on ``PYTHONPATH``). A run writes only under its
-``--out``; a check's draws do not depend on such a cache, which hypothesis rebuilds when it is
-missing. Each process of a shared run has its own work folder, hence its own cache.
+lakecert's own in a checkout, a vendor's adapter on ``PYTHONPATH``). A run must not leave files
+where it was started, but the cache is worth keeping between runs: parsing lakecert's modules
+again took ~0.15 s of CPU in each process of every run started from a checkout (docs/benchmarks.md).
+So it goes to ``$XDG_CACHE_HOME/lakecert/hypothesis`` (``~/.cache/...``). No draw depends on the
+cache (hypothesis rebuilds it when it is missing) and writes to it that fail are ignored by
+hypothesis, so an unwritable home only costs the parsing. Files are named by the hash of the
+source they were parsed from, written atomically: runs in parallel share it safely.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from conformance.run_context import RunContext
+
+def cache_folder() -> Path:
+    """lakecert's cache for hypothesis; ``XDG_CACHE_HOME`` counts only when absolute (XDG Base Directory)."""
+    given = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(given) if os.path.isabs(given) else Path.home() / ".cache"
+    return base / "lakecert" / "hypothesis"
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    set_hypothesis_home_dir(RunContext.of(session.config).env.workdir / "hypothesis")
+    set_hypothesis_home_dir(cache_folder())
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
