@@ -31,7 +31,7 @@ from typing import Any
 from conformance.checks.explorer.plan import Explored, ModelPlan
 from conformance.history import History
 from conformance.schedules.enumerate import HeldSchedule
-from conformance.schedules.held_run import HeldEngine, UnsupportedSetup, report_steps, run_held
+from conformance.schedules.held_run import Abilities, HeldEngine, UnsupportedSetup, report_steps, run_held
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,7 @@ class ScheduleRunner:
         budget: Callable[[Explored], Explored] | None = None,
     ) -> None:
         self.engine = engine
+        self._abilities = Abilities.of(engine)
         self.plan = plan
         # the scenario as the run's budget runs it (Iceberg's core budget: its leading schedules only)
         self.budget: Callable[[Explored], Explored] = budget or (lambda scenario: scenario)
@@ -78,7 +79,7 @@ class ScheduleRunner:
         """The engine's history of ``schedule`` on ``setup`` (on ``table``, when nothing is planned)."""
         self.asked += 1
         if self.plan is None:
-            return Ran(run_held(self.engine, table, setup, schedule), setup, table)
+            return Ran(run_held(self.engine, table, setup, schedule, abilities=self._abilities), setup, table)
         future = self._submit(setup, schedule)
         refused = self._own[setup].exception()  # waits for the configuration's first run
         if isinstance(refused, UnsupportedSetup):
@@ -134,7 +135,8 @@ class ScheduleRunner:
                 raise refused
         with self._lock:
             self.ran += 1
-        return Ran(run_held(self.engine, table, setup, schedule, report=False), setup, table)
+        history = run_held(self.engine, table, setup, schedule, report=False, abilities=self._abilities)
+        return Ran(history, setup, table)
 
     @property
     def started(self) -> int:
