@@ -17,7 +17,9 @@ VERSION = "lakecert-reference-0.1"
 
 
 def make_reference_catalog(env: TargetEnv, cls: type[ReferenceCatalog] = ReferenceCatalog) -> ReferenceCatalog:
-    return cls(env.workdir / "catalog.sqlite", env.warehouse_uri, env.storage)
+    """A run's catalog, in its work folder: scratch, so SQLite does not wait for the disk at each
+    commit (a thousand waits per default run, a fifth of its time on a VM disk; docs/benchmarks.md)."""
+    return cls(env.workdir / "catalog.sqlite", env.warehouse_uri, env.storage, durable=False)
 
 
 class ReferenceTarget:

@@ -14,9 +14,11 @@ from typing import Any
 import httpx
 import pytest
 
+from conformance.contract.target import TargetEnv
 from reference_impl.catalog.store import CatalogStore
 from reference_impl.server.runner import ServerProcess
-from reference_impl.storage.local import path_to_uri
+from reference_impl.storage.local import LocalStorage, path_to_uri
+from reference_impl.target import make_reference_catalog
 from tests.pg import Postgres
 from tests.tooling.loadgen import Storm, history_problems, listings, make_tables
 from tests.tooling.server import Driver
@@ -85,6 +87,18 @@ def test_sqlite_store_is_wal_with_synchronous_full(tmp_path: Path) -> None:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         other.close()
+
+
+def test_a_runs_own_catalog_is_scratch_and_does_not_wait_for_the_disk(tmp_path: Path) -> None:
+    """The catalog a run builds in its work folder: WAL still, but commits are not flushed (NORMAL)."""
+    env = TargetEnv(tmp_path, path_to_uri(tmp_path / "warehouse"), LocalStorage())
+    catalog = make_reference_catalog(env)
+    try:
+        with catalog._store.write() as tx:
+            assert tx.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert tx.conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    finally:
+        catalog.close()
 
 
 def test_server_survives_a_postgres_restart(postgres: Postgres, tmp_path: Path) -> None:

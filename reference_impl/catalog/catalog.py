@@ -101,8 +101,9 @@ class ReferenceCatalog:
         storage: Storage | None = None,
         *,
         read_limits: ReadLimits = DEFAULT_READ_LIMITS,
+        durable: bool = True,
     ) -> None:
-        self._store = CatalogStore(db_path)
+        self._store = CatalogStore(db_path, durable=durable)
         self.warehouse_uri = warehouse_uri.rstrip("/")
         self._storage = storage
         self.read_limits = read_limits

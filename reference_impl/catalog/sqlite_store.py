@@ -1,7 +1,8 @@
 """The SQLite backend of ``CatalogStore``: the embedded default, one file.
 
 * WAL journal + ``synchronous=FULL``: a committed transaction is on disk before
-  the catalog acknowledges it;
+  the catalog acknowledges it (``durable=False``: ``synchronous=NORMAL``, for a run's scratch
+  catalog: a process that crashes loses no commit, a machine that loses power may lose the last);
 * ``BEGIN IMMEDIATE`` for every write: the write lock is taken *before* the
   latest version is read, so check-and-insert cannot interleave (a deferred
   transaction could read a stale snapshot and then fail to upgrade);
@@ -27,9 +28,10 @@ class _Connection(sqlite3.Connection):
 
 
 class SqliteBackend:
-    def __init__(self, path: Path, *, busy_timeout_s: float = 60.0) -> None:
+    def __init__(self, path: Path, *, busy_timeout_s: float = 60.0, durable: bool = True) -> None:
         self.path = path
         self._timeout = busy_timeout_s
+        self._synchronous = "FULL" if durable else "NORMAL"
         self._local = threading.local()
         # Weak: a thread's connection closes when the thread ends (its local dies).
         self._all: weakref.WeakSet[_Connection] = weakref.WeakSet()
@@ -47,7 +49,7 @@ class SqliteBackend:
                 factory=_Connection,
             )
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute(f"PRAGMA synchronous={self._synchronous}")
             conn.execute("PRAGMA foreign_keys=ON")
             self._local.entry = (os.getpid(), conn)
             with self._all_lock:

@@ -39,26 +39,27 @@ from reference_impl.catalog.transaction import (
 __all__ = ["TABLE_COLUMNS", "CatalogStore", "Cursor", "StoreError", "TableRow", "Tx", "is_postgres_url", "open_backend"]
 
 
-def open_backend(location: str | Path, busy_timeout_s: float) -> Backend:
+def open_backend(location: str | Path, busy_timeout_s: float, *, durable: bool = True) -> Backend:
     if is_postgres_url(location):
         assert isinstance(location, str)
         # Imported only for a PostgreSQL store: psycopg cost a tenth of a second of every SQLite run.
         from reference_impl.catalog.postgres_store import PostgresBackend
 
         return PostgresBackend(location, lock_timeout_s=busy_timeout_s)
-    return SqliteBackend(Path(location), busy_timeout_s=busy_timeout_s)
+    return SqliteBackend(Path(location), busy_timeout_s=busy_timeout_s, durable=durable)
 
 
 class CatalogStore:
     """The catalog's database; safe to share between threads and processes.
 
     ``location``: a SQLite file path, or a ``postgresql://`` URL. ``StoreError`` when it
-    cannot be opened.
+    cannot be opened. ``durable=False``: SQLite does not flush a commit to disk before it is
+    acknowledged (a scratch database; PostgreSQL's durability is the server's setting).
     """
 
-    def __init__(self, location: str | Path, *, busy_timeout_s: float = 60.0) -> None:
+    def __init__(self, location: str | Path, *, busy_timeout_s: float = 60.0, durable: bool = True) -> None:
         self.location = location
-        self._backend = open_backend(location, busy_timeout_s)
+        self._backend = open_backend(location, busy_timeout_s, durable=durable)
         try:
             with self.write() as tx:
                 for statement in SCHEMA:

@@ -7,20 +7,19 @@ code has two guards for the same rule); everything else stays correct.
 from __future__ import annotations
 
 import time
-from pathlib import Path
+from typing import Any
 
 from conformance.contract.delta import (
     CommitConflict,
     CommitRejected,
     MaintenancePolicy,
     RatifiedCommit,
-    Storage,
     TableInfo,
 )
 from reference_impl.catalog.catalog import ReferenceCatalog, check_commit, staged_dir_uri
 from reference_impl.catalog.store import TableRow, Tx
 from reference_impl.faults.base import fault
-from reference_impl.storage.commit_file import DEFAULT_READ_LIMITS, ReadLimits, read_commit_file
+from reference_impl.storage.commit_file import read_commit_file
 
 
 @fault(
@@ -182,15 +181,8 @@ class ListsRejected(ReferenceCatalog):
     # Kept in the same database so every instance on the file sees them.
     _TABLE = "fault_refused_proposals"
 
-    def __init__(
-        self,
-        db_path: str | Path,
-        warehouse_uri: str,
-        storage: Storage | None = None,
-        *,
-        read_limits: ReadLimits = DEFAULT_READ_LIMITS,
-    ) -> None:
-        super().__init__(db_path, warehouse_uri, storage, read_limits=read_limits)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         with self._store.write() as tx:
             tx.conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {self._TABLE} (table_id TEXT, version INTEGER,"
