@@ -236,7 +236,7 @@ class DeltaKernelTarget:
         root.mkdir(parents=True, exist_ok=True)
         if self._engine_process is None:
             storage = LocalStorage()
-            self._engine_catalog = ReferenceCatalog(root / "catalog.sqlite", root.as_uri(), storage)
+            self._engine_catalog = ReferenceCatalog(root / "catalog.sqlite", root.as_uri(), storage, durable=False)
             self._engine_served = ServedCatalog(self._engine_catalog, storage)
             self._engine_process = self._driver(self._engine_served.url, None, env)
         return KernelDeltaEngine(self._engine_process, root, catalog=self._engine_catalog)
