@@ -88,11 +88,10 @@ def _check_files() -> dict[str, frozenset[str]]:
 
 def warm_run_imports() -> None:
     """Import what ``cmd_run`` imports, and read the checks' marks: for a process that forks runs."""
+    _import_hypothesis()  # first, as in ``cmd_run``
     import _hypothesis_pytestplugin  # noqa: F401
     import allure_pytest.plugin  # noqa: F401
     import pytest  # noqa: F401
-
-    _import_hypothesis()
 
     import conformance.plugin  # noqa: F401
 
@@ -208,6 +207,7 @@ def _interrupt_once(signum: int, frame: object) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     # The run's machinery (pytest, the targets, pyiceberg) is imported here, not at the top: the
     # other commands (report, --version, gate ...) start in a fraction of the time without it.
+    _import_hypothesis()  # first: the plugins and the checks' modules import it too
     import pytest
 
     from conformance.contract.target import TargetUnavailable, run_preflight
@@ -225,7 +225,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
     )
     require_extras(cfg)
-    _import_hypothesis()  # before the checks' modules import it, and before a shared run forks
     out = Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     created = next((p for p in [*reversed(out.parents), out] if not p.exists()), None)  # topmost new folder
     _writable_dir(out, "--out")
