@@ -6,10 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pwd
 import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -260,3 +262,19 @@ def test_a_run_writes_nothing_in_the_folder_it_was_started_in(tmp_path: Path) ->
     assert proc.returncode == 0, proc.stderr
     assert (cache / "lakecert" / "hypothesis").is_dir()  # premise: hypothesis wrote its cache, and there
     assert list(start.iterdir()) == []
+
+
+def test_hypothesis_cache_folder_is_absolute_without_a_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative ``XDG_CACHE_HOME`` is ignored (XDG Base Directory); without a home, the temporary folder."""
+    from conformance.plugin.hypothesis_home import cache_folder
+
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.setenv("HOME", "/home/vendor")
+    assert cache_folder() == Path("/home/vendor/.cache/lakecert/hypothesis")
+
+    def unknown_user(uid: int) -> pwd.struct_passwd:
+        raise KeyError(uid)
+
+    monkeypatch.delenv("HOME")  # and a user id the system does not know: "~" stays "~"
+    monkeypatch.setattr(pwd, "getpwuid", unknown_user)
+    assert cache_folder() == Path(tempfile.gettempdir()) / "lakecert" / "hypothesis"

@@ -5,7 +5,8 @@ literals it parses from the source of the "local" modules it sees (those outside
 lakecert's own in a checkout, a vendor's adapter on ``PYTHONPATH``). A run must not leave files
 where it was started, but the cache is worth keeping between runs: parsing lakecert's modules
 again took ~0.15 s of CPU in each process of every run started from a checkout (docs/benchmarks.md).
-So it goes to ``$XDG_CACHE_HOME/lakecert/hypothesis`` (``~/.cache/...``). No draw depends on the
+So it goes to ``$XDG_CACHE_HOME/lakecert/hypothesis`` (``~/.cache/...``; the temporary folder
+when there is no home). No draw depends on the
 cache (hypothesis rebuilds it when it is missing) and writes to it that fail are ignored by
 hypothesis, so an unwritable home only costs the parsing. Files are named by the hash of the
 source they were parsed from, written atomically: runs in parallel share it safely.
@@ -14,6 +15,7 @@ source they were parsed from, written atomically: runs in parallel share it safe
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,9 +24,12 @@ from hypothesis.configuration import set_hypothesis_home_dir
 
 def cache_folder() -> Path:
     """lakecert's cache for hypothesis; ``XDG_CACHE_HOME`` counts only when absolute (XDG Base Directory)."""
-    given = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(given) if os.path.isabs(given) else Path.home() / ".cache"
-    return base / "lakecert" / "hypothesis"
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        # No home (a user id a container does not know): the temporary folder, never the current one.
+        base = os.path.join(home, ".cache") if os.path.isabs(home) else tempfile.gettempdir()
+    return Path(base) / "lakecert" / "hypothesis"
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
