@@ -105,15 +105,14 @@ def _import_hypothesis() -> None:
     run's start (docs/benchmarks.md). ``HYPOTHESIS_NO_PLUGINS`` is hypothesis's own switch, read
     once, at its import: it is set for that import only, so the processes a run starts (a target's
     JVM, its servers) see the user's environment as it was. A user who set it keeps their value."""
-    if "hypothesis" in sys.modules or "HYPOTHESIS_NO_PLUGINS" in os.environ:
-        import hypothesis  # noqa: F401
-
-        return
-    os.environ["HYPOTHESIS_NO_PLUGINS"] = "1"
+    switch = "hypothesis" not in sys.modules and "HYPOTHESIS_NO_PLUGINS" not in os.environ
+    if switch:
+        os.environ["HYPOTHESIS_NO_PLUGINS"] = "1"
     try:
-        import hypothesis  # noqa: F401, F811
+        import hypothesis  # noqa: F401
     finally:
-        del os.environ["HYPOTHESIS_NO_PLUGINS"]
+        if switch:
+            del os.environ["HYPOTHESIS_NO_PLUGINS"]
 
 
 @functools.cache

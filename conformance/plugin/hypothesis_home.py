@@ -6,10 +6,10 @@ lakecert's own in a checkout, a vendor's adapter on ``PYTHONPATH``). A run must 
 where it was started, but the cache is worth keeping between runs: parsing lakecert's modules
 again took ~0.15 s of CPU in each process of every run started from a checkout (docs/benchmarks.md).
 So it goes to ``$XDG_CACHE_HOME/lakecert/hypothesis`` (``~/.cache/...``; the temporary folder
-when there is no home). No draw depends on the
-cache (hypothesis rebuilds it when it is missing) and writes to it that fail are ignored by
-hypothesis, so an unwritable home only costs the parsing. Files are named by the hash of the
-source they were parsed from, written atomically: runs in parallel share it safely.
+when there is no home). No draw depends on the cache (hypothesis rebuilds it when it is missing),
+and hypothesis ignores writes to it that fail, so an unwritable home only costs the parsing. Its
+files are named by the hash of the source they were parsed from and written atomically: runs in
+parallel share it safely.
 """
 
 from __future__ import annotations
