@@ -77,8 +77,8 @@ class Commit:
     actions: tuple[Action, ...]
     writer: str  # the transaction's name in the history ("T0"...), or "set-up"
 
-    # Cached: a commit never changes, and every snapshot replays every commit before it (a
-    # fifth of the Delta model's time went to picking the same actions out again).
+    # Cached: a commit never changes, and every snapshot replays every commit before it (picking
+    # the same actions out again was 4.6 % of a profiled default run).
 
     @cached_property
     def adds(self) -> tuple[Add, ...]:
