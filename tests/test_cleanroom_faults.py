@@ -75,15 +75,6 @@ def test_staged_path_outside_staged_commits(cls: type[CleanCatalog], faulty: boo
     assert _refused(lambda: catalog.commit(catalog.resolve("t").table_id, 1, staged_uri=uri)) is not faulty
 
 
-@pytest.mark.parametrize("cls,faulty", [(CleanCatalog, False), (V._ListAsText, True)])
-def test_listing_past_version_nine(cls: type[CleanCatalog], faulty: bool) -> None:
-    _, catalog, client = _setup(cls)
-    for i in range(11):
-        client.append("t", [{"id": i, "value": "v"}])
-    versions = [c.version for c in catalog.get_commits(catalog.resolve("t").table_id).commits]
-    assert (versions != sorted(versions)) is faulty
-
-
 @pytest.mark.parametrize("cls,faulty", [(CleanCatalog, False), (V._ConflictOnlyWhenStored, True)])
 def test_reproposal_of_a_published_version(cls: type[CleanCatalog], faulty: bool) -> None:
     storage, catalog, client = _setup(cls)

@@ -76,7 +76,7 @@ def test_failure_has_a_reproducer_that_reruns_only_that_check(out: Path, tmp_pat
 
 
 def test_broken_should_warns_without_blocking(out: Path) -> None:
-    proc = lakecert("run", "--target", "faulty:conflict-without-latest", "--out", str(out))
+    proc = lakecert("run", "--target", "faulty:conflict-stale-latest", "--out", str(out))
     res = results(out)
     assert proc.returncode == 0
     assert res["requirements"]["CAT-CONFLICT-LATEST"]["status"] == "WARN"

@@ -1,4 +1,5 @@
-"""A broken premise (issue 18 item 5): FAIL charged to no rule, still blocking certification."""
+"""A broken premise (issue 18 item 5, issue 27): an ERROR charged to no rule, never a FAIL, still
+blocking certification."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def test_premise_wraps_the_targets_exception_as_its_cause() -> None:
 
 
 def test_a_broken_premise_blames_no_requirement_but_blocks_certification() -> None:
-    broken = CheckResult("t::race", ["CAT-RATIFY-RACE"], Outcome.FAIL, "premise broken: ...", premise_broken=True)
+    broken = CheckResult("t::race", ["CAT-RATIFY-RACE"], Outcome.ERROR, "premise broken: ...", premise_broken=True)
     summary = _summary([*_all_pass("CAT-RATIFY-RACE"), broken])
     assert summary.statuses["CAT-RATIFY-RACE"] is Outcome.NOT_RUN  # not judged, not blamed
     assert summary.profile_verdict(CATALOG) == "NOT_CERTIFIED"
@@ -45,7 +46,7 @@ def test_a_broken_premise_blames_no_requirement_but_blocks_certification() -> No
 
 
 def test_a_broken_premise_beside_a_passing_check_still_blocks_certification() -> None:
-    results = [*_all_pass("-"), CheckResult("t::x", ["CAT-LIST-RANGE"], Outcome.FAIL, premise_broken=True)]
+    results = [*_all_pass("-"), CheckResult("t::x", ["CAT-LIST-RANGE"], Outcome.ERROR, premise_broken=True)]
     summary = _summary(results)
     assert summary.statuses["CAT-LIST-RANGE"] is Outcome.PASS
     assert summary.profile_verdict(CATALOG) == "NOT_CERTIFIED"

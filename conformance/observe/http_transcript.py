@@ -43,6 +43,8 @@ class HttpExchange:
     response_sha256: str
     response_size: int
     error: str | None = None  # the transport error's class when there was no answer
+    media_type: str | None = None  # the answer's Content-Type, without parameters
+    note: str | None = None  # an answer of an unexpected shape that lakecert accepted (an observation)
     at: float = field(default_factory=time.time)
 
     @property
@@ -65,6 +67,8 @@ class HttpExchange:
             "target": self.target,
             "status": self.status,
             "error": self.error,
+            "media_type": self.media_type,
+            "note": self.note,
             "request_headers": dict(self.request_headers),
             "request_sha256": self.request_sha256,
             "request_size": self.request_size,
@@ -95,6 +99,8 @@ def exchange(
     request_body: bytes,
     response_body: bytes,
     error: str | None = None,
+    media_type: str | None = None,
+    note: str | None = None,
 ) -> HttpExchange:
     return HttpExchange(
         base_url.rstrip("/"),
@@ -106,6 +112,8 @@ def exchange(
         hashlib.sha256(response_body).hexdigest(),
         len(response_body),
         error,
+        media_type,
+        note,
     )
 
 
@@ -128,6 +136,10 @@ class HttpLog:
     def exchanges(self) -> list[HttpExchange]:
         with self._lock:
             return list(self._exchanges)
+
+    def notes(self) -> list[str]:
+        """The distinct observations of the exchanges, in the order first seen."""
+        return list(dict.fromkeys(ex.note for ex in self.exchanges() if ex.note))
 
     def __len__(self) -> int:
         with self._lock:

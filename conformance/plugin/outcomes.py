@@ -8,10 +8,11 @@
   assertion, a contract error, an exception from the target's own code, an exception lakecert raised
   while interpreting what the target answered or left in storage (a malformed answer, a missing
   file), and flaky product behaviour (hypothesis saw the same steps give different answers).
-- FAIL with a broken premise: a set-up step the check relies on but does not judge failed because of
-  the product (``builders.premise``, ``PremiseBroken``): the message says "premise broken: ...",
-  ``violated`` is empty and ``premise_broken`` is set, so no requirement of the check is blamed,
-  yet the profile is not certified (the product misbehaved; docs/results.md "Who is wrong").
+- ERROR with a broken premise: a set-up step the check relies on but does not judge did not hold
+  (``builders.premise``, ``PremiseBroken``): the message says "premise broken: ..." and what the
+  target answered, ``violated`` is empty and ``premise_broken`` is set. lakecert could not set the
+  scene, so the check's rules were not put to the test: never a FAIL (which names a product
+  defect), never NOT_APPLICABLE; the profile is not certified (docs/results.md "Who is wrong").
 - ERROR: lakecert itself or the environment broke (a bug in the suite's machinery, a deadline, a
   target that could not be built or reached), so nothing is known about the product.
 """
@@ -59,6 +60,7 @@ class CheckState:
     steps: list[str] = field(default_factory=list)
     reproducer: str | None = None
     premise_broken: bool = False
+    observations: list[str] = field(default_factory=list)  # noted on the check's HTTP exchanges
     recorded: bool = False  # its row is made and its Allure result closed (``reporting.record``)
 
 
@@ -120,11 +122,13 @@ _TAIL = re.compile(r"^\s*(Full diff:|Use -v to get more diff|\.\.\.Full output t
 
 
 def _without_introspection(text: str) -> str:
-    kept = []
-    for line in text.splitlines():
+    kept: list[str] = []
+    for i, line in enumerate(text.splitlines()):
         if _TAIL.match(line):
             break
-        if not _WHERE.match(line):
+        # After the check's own words, pytest repeats the assert statement ("assert None is not
+        # None"): the expression, not what the product did.
+        if not _WHERE.match(line) and not (i and kept and line.startswith("assert ")):
             kept.append(line)
     return "\n".join(kept).strip() or text
 
@@ -160,7 +164,7 @@ def decide(item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo[N
     if isinstance(exc, PremiseBroken) and report.when in ("setup", "call"):
         cause = exc.__cause__
         if cause is None or blames_product(cause):
-            return Outcome.FAIL, f"premise broken: {exc}"[:2000], []
+            return Outcome.ERROR, f"premise broken: {exc}"[:2000], []
         exc = cause  # the suite broke while setting up: judged like any other exception
     message = message_of(exc, ids)
     if report.when == "teardown" or not blames_product(exc):
@@ -181,7 +185,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
         # The first phase that did not pass decides; a teardown failure turns a pass into ERROR.
         state.status, state.message, state.violated = decide(item, report, call)
         exc = call.excinfo.value if call.excinfo is not None else None
-        state.premise_broken = state.status is Outcome.FAIL and state.message.startswith("premise broken: ")
+        state.premise_broken = state.status is Outcome.ERROR and state.message.startswith("premise broken: ")
         # Hypothesis puts the shrunk schedule ("Falsifying example: ...") in the exception's notes.
         state.steps = list(getattr(exc, "__notes__", []))
     elif report.when == "call" and report.passed:

@@ -130,6 +130,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
     test case is still open, so that it is attached there too)."""
     yield
     state = state_of(item)
+    transcript = (getattr(item, "funcargs", None) or {}).get("transcript")
+    if isinstance(transcript, Transcript):  # answers of an unexpected shape, noted on the exchanges
+        state.observations = transcript.http.notes()
     if state.status in (Outcome.FAIL, Outcome.WARN, Outcome.ERROR) and state.reproducer is None:
         state.reproducer = _write_reproducer(item, RunContext.of(item.config), state)
 
@@ -172,6 +175,7 @@ def record(item: pytest.Item, state: CheckState) -> None:
             state.reproducer,
             state.violated,
             state.premise_broken,
+            state.observations,
         )
     )
 

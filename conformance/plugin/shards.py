@@ -212,6 +212,7 @@ def _row(data: dict[str, Any]) -> CheckResult:
         data["reproducer"],
         data["violated"],
         data["premise_broken"],
+        list(data.get("observations") or []),
     )
 
 

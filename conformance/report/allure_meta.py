@@ -44,6 +44,13 @@ def categories() -> list[dict[str, Any]]:
         }
         for p in profiles()
     ]
+    cats.append(
+        {
+            "name": "Premise broken (a set-up step did not hold; its rules were not judged)",
+            "matchedStatuses": ["broken"],
+            "messageRegex": r"^[\s\S]*premise broken: [\s\S]*$",
+        }
+    )
     cats.append({"name": "Suite or adapter error (nothing known about the product)", "matchedStatuses": ["broken"]})
     cats.append(
         {"name": "Not applicable (optional capability absent, verified harmless)", "matchedStatuses": ["skipped"]}

@@ -22,7 +22,8 @@ class CheckResult:
     duration_s: float = 0.0
     reproducer: str | None = None
     violated: list[str] = field(default_factory=list)  # for FAIL/WARN: the requirements actually broken
-    premise_broken: bool = False  # FAIL because a set-up step the check does not judge went wrong
+    premise_broken: bool = False  # ERROR because a set-up step the check does not judge did not hold
+    observations: list[str] = field(default_factory=list)  # answers of unexpected shape lakecert accepted
 
     @property
     def judged(self) -> list[str]:
@@ -41,6 +42,7 @@ class CheckResult:
             "reproducer": self.reproducer,
             "violated": self.violated,
             "premise_broken": self.premise_broken,
+            "observations": self.observations,
         }
 
 
@@ -105,7 +107,7 @@ class RunSummary:
         statuses = [self.statuses[r.id] for r in reqs]
         if any(s in (Outcome.FAIL, Outcome.ERROR) for s in statuses):
             return False
-        # A broken premise blames no rule, but the product misbehaved in the profile's checks.
+        # A broken premise blames no rule, but the profile's rules were not all put to the test.
         ids = {r.id for r in reqs}
         if any(r.premise_broken and ids & set(r.requirements) for r in self.results):
             return False
@@ -161,15 +163,20 @@ class RunSummary:
 
 
 def exit_code(results: dict[str, Any]) -> int:
-    """0 certified (for a partial run: nothing failed), 1 any FAIL or not certified, 2 any ERROR or
-    a run that did not finish (interrupted, checks missing)."""
+    """0 certified (for a partial run: nothing failed), 1 any FAIL or not certified, 2 any ERROR (a
+    broken premise only when nothing FAILed) or a run that did not finish (interrupted, checks missing)."""
     statuses = {r["status"] for r in results["results"]}
     info = results["run_info"]
     # A fail-fast run that stopped at a FAIL is unfinished on purpose: it says "not certified" (1).
     stopped = info.get("stopped_at_first_fail") is not None
     unfinished = info.get("interrupted") or (info.get("complete") is False and not stopped)
-    if Outcome.ERROR.value in statuses or not results["results"] or unfinished:
+    errors = [r for r in results["results"] if r["status"] == Outcome.ERROR.value]
+    # A broken premise says only that some rules went unjudged: beside a FAIL, which proves a
+    # defect, the run says "not certified" (1); alone, "could not judge" (2). Any other ERROR is 2.
+    if any(not r.get("premise_broken") for r in errors) or not results["results"] or unfinished:
         return 2
     if Outcome.FAIL.value in statuses:
         return 1
+    if errors:
+        return 2
     return 0 if results["verdict"] == "CERTIFIED" or results["run_info"].get("partial") else 1

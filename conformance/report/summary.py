@@ -50,6 +50,9 @@ def _print_failure(console: Console, row: dict[str, Any], results: dict[str, Any
     catalog = load_all()
     rules = row.get("violated") or row["requirements"]
     console.print(f"\n{_styled(row['status'])} {escape(row['test'])}")
+    if row.get("premise_broken"):  # nothing was judged: no rule line that reads as a defect
+        console.print(f"  not judged: {escape(', '.join(rules))} (a set-up step did not hold)")
+        rules = []
     for rid in rules:
         req = catalog.get(rid)
         level = results["requirements"].get(rid, {}).get("level", req.level if req else "")
@@ -61,6 +64,8 @@ def _print_failure(console: Console, row: dict[str, Any], results: dict[str, Any
         console.print(f"              {escape(line)}")
     if len(lines) > 1 + MAX_DETAIL_LINES:
         console.print(f"              ... {len(lines) - 1 - MAX_DETAIL_LINES} more lines in the reproducer")
+    for seen in row.get("observations") or []:
+        console.print(f"  observed:   {escape(seen)}")
     if row.get("reproducer"):
         console.print(f"  reproducer: {escape(str(out / row['reproducer']))}")
         picture = (out / row["reproducer"]).with_suffix(".svg")
@@ -112,6 +117,11 @@ def print_summary(results: dict[str, Any], out: Path, console: Console | None = 
     failing = {rid: r for rid, r in results["requirements"].items() if r["status"] in ("FAIL", "WARN", "ERROR")}
     for rid, r in sorted(failing.items()):
         console.print(f"  {_styled(r['status'])}{' ' * (6 - len(r['status']))}{escape(rid)} ({r['level']})")
+    seen = list(dict.fromkeys(o for r in results["results"] for o in r.get("observations") or []))
+    if seen:  # accepted, judged by none of the rules, and worth a vendor's look
+        console.print("observed (answers of another shape than the API declares; accepted):")
+        for text in seen[:MAX_DETAILED]:
+            console.print(f"  {escape(text)}")
     counts = ", ".join(f"{v} {k}" for k, v in results["counts"].items() if v)
     console.print(f"checks: {counts}")
     if partial:

@@ -42,6 +42,9 @@ class Requirement:
     spec: Spec
     untestable: str | None = None
     violations: tuple[Breach, ...] = ()
+    # Why the rule no longer binds anyone (its ID stays reserved, never reused): a retired rule is
+    # in no profile, has no checks, and is listed with its reason.
+    retired: str | None = None
 
     @property
     def link(self) -> str:
@@ -80,7 +83,17 @@ def _parse(path: Path) -> list[Requirement]:
     spec = Spec(path.stem, s["name"], s["revision"], s["url"])
     out = []
     for raw in doc["requirements"]:
-        unknown = set(raw) - {"id", "level", "binds", "profile", "section", "statement", "untestable", "violations"}
+        unknown = set(raw) - {
+            "id",
+            "level",
+            "binds",
+            "profile",
+            "section",
+            "statement",
+            "untestable",
+            "violations",
+            "retired",
+        }
         if unknown or raw.get("level") not in LEVELS or raw.get("binds") not in BINDS:
             raise RequirementError(f"{path.name}: bad entry {raw.get('id')!r}")
         fields = {k: v for k, v in raw.items() if k != "violations"}
@@ -101,8 +114,9 @@ def load_all(directory: Path = HERE) -> dict[str, Requirement]:
 
 
 def profiles() -> dict[str, list[Requirement]]:
-    """Profile name -> its requirements, in catalog order."""
+    """Profile name -> its requirements in force (not retired), in catalog order."""
     out: dict[str, list[Requirement]] = {}
     for r in load_all().values():
-        out.setdefault(r.profile, []).append(r)
+        if r.retired is None:
+            out.setdefault(r.profile, []).append(r)
     return out

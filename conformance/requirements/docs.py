@@ -14,6 +14,7 @@ def render() -> str:
         for rid in f.breaks:
             caught_by.setdefault(rid, []).append(f.name)
     reqs = load_all()
+    live = [r for r in reqs.values() if not r.retired]
     lines = [
         "# Requirements and their coverage",
         "",
@@ -21,8 +22,8 @@ def render() -> str:
         "a test fails when this file is out of date. Statements are ours; the section names the",
         "place in the spec (see each spec's `url`).",
         "",
-        f"{len(reqs)} requirements; "
-        + ", ".join(f"{lvl}: {sum(r.level == lvl for r in reqs.values())}" for lvl in ("MUST", "SHOULD", "MAY"))
+        f"{len(live)} requirements; "
+        + ", ".join(f"{lvl}: {sum(r.level == lvl for r in live)}" for lvl in ("MUST", "SHOULD", "MAY"))
         + ".",
         "",
     ]
@@ -47,6 +48,11 @@ def render() -> str:
                 lines.append(f"- **{r.id}**")
                 lines += [f"  - {b.way}: " + ", ".join(f"`{c}`" for c in b.checks) for b in r.violations]
             lines.append("")
+    retired = [r for r in reqs.values() if r.retired]
+    if retired:
+        lines += ["## Retired rules (their IDs stay reserved)", "", "| ID | Was | Why retired |", "|---|---|---|"]
+        lines += [f"| {r.id} | {r.level}: {r.statement} | {r.retired} |" for r in retired]
+        lines.append("")
     return "\n".join(lines)
 
 

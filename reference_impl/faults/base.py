@@ -1,7 +1,10 @@
 """What a faulty variant is, and the decorator that registers one (``registry.all_faults`` lists them).
 
 Each variant breaks exactly one behaviour; ``breaks`` names the requirement IDs
-whose checks must catch it (asserted by the self-test).
+whose checks must catch it (asserted by the self-test). A variant with ``breaks=()`` is a
+conformant variant: a behaviour real systems show that the RFC allows (Unity Catalog OSS's
+newest-first listing, a conflict without a number, a catalog that keeps only staged locations);
+the self-test asserts that it is certified, so lakecert is seen not to raise false alarms.
 """
 
 from __future__ import annotations

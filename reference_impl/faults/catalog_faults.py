@@ -74,8 +74,8 @@ class RacyRatify(ReferenceCatalog):
 @fault(
     "conflict-without-latest",
     "catalog",
-    breaks=("CAT-CONFLICT-LATEST",),
-    description="Version conflicts do not say the latest ratified version.",
+    breaks=(),  # conformant, as Unity Catalog OSS: its API has no field for the number
+    description="Version conflicts state no latest ratified version (conformant: UC's API has no field for it).",
 )
 class ConflictWithoutLatest(ReferenceCatalog):
     def _check_version(self, latest: int, version: int) -> None:
@@ -83,6 +83,20 @@ class ConflictWithoutLatest(ReferenceCatalog):
             super()._check_version(latest, version)
         except CommitConflict:
             raise CommitConflict("taken", latest_version=None) from None
+
+
+@fault(
+    "conflict-stale-latest",
+    "catalog",
+    breaks=("CAT-CONFLICT-LATEST",),
+    description="Version conflicts state the version before the latest ratified one.",
+)
+class ConflictStaleLatest(ReferenceCatalog):
+    def _check_version(self, latest: int, version: int) -> None:
+        try:
+            super()._check_version(latest, version)
+        except CommitConflict:
+            raise CommitConflict("taken", latest_version=latest - 1) from None
 
 
 @fault(
@@ -116,8 +130,8 @@ class MutateInline(ReferenceCatalog):
 @fault(
     "serve-rewritten-staged",
     "catalog",
-    breaks=("CAT-RATIFIED-CONTENT-BOUND",),
-    description="Serves a ratified staged commit by location only: a file rewritten after ratification is served.",
+    breaks=(),  # conformant: the RFC's catalog "stores only the location" of a staged commit
+    description="Serves a ratified staged commit by location only (conformant: the RFC's design).",
 )
 class ServeRewrittenStaged(ReferenceCatalog):
     def _as_ratified(self, location: str, commit: RatifiedCommit, kept: bytes | None) -> RatifiedCommit:
@@ -125,10 +139,24 @@ class ServeRewrittenStaged(ReferenceCatalog):
 
 
 @fault(
+    "bound-content-altered",
+    "catalog",
+    breaks=("CAT-RATIFIED-CONTENT-BOUND",),
+    description="Binds staged commits to their bytes but serves a changed file's kept bytes with a line added.",
+)
+class BoundContentAltered(ReferenceCatalog):
+    def _as_ratified(self, location: str, commit: RatifiedCommit, kept: bytes | None) -> RatifiedCommit:
+        served = super()._as_ratified(location, commit, kept)
+        if served.inline_content is None or commit.inline_content is not None:
+            return served
+        return RatifiedCommit(served.version, None, served.inline_content + b"\n", served.in_commit_timestamp)
+
+
+@fault(
     "list-descending",
     "catalog",
-    breaks=("CAT-LIST-ASCENDING",),
-    description="Lists ratified commits newest first.",
+    breaks=(),  # conformant, as Unity Catalog OSS: no binding section of the RFC orders a listing
+    description="Lists ratified commits newest first (conformant: Unity Catalog OSS does).",
 )
 class ListDescending(ReferenceCatalog):
     def _select_listing(self, commits: list[RatifiedCommit], start: int, end: int) -> list[RatifiedCommit]:
@@ -351,6 +379,22 @@ class StagedAnyVersion(ReferenceCatalog):
 
 
 @fault(
+    "staged-name-unchecked",
+    "catalog",
+    breaks=("CAT-STAGED-NAME",),
+    description="Checks a staged proposal's folder and version but not the UUID part of its name.",
+)
+class StagedNameUnchecked(ReferenceCatalog):
+    def _check_proposal(self, location: str, proposal: RatifiedCommit) -> None:
+        uri = proposal.staged_uri
+        folder = staged_dir_uri(location)
+        if uri is not None and uri.startswith(folder) and "/" not in uri[len(folder) :] and uri.endswith(".json"):
+            version = uri[len(folder) :][:20]  # a well-formed UUID put in place of whatever is there
+            uri = f"{folder}{version}.00000000-0000-4000-8000-000000000000.json"
+        check_commit(location, RatifiedCommit(proposal.version, uri, proposal.inline_content))
+
+
+@fault(
     "staged-any-path",
     "catalog",
     breaks=("CAT-STAGED-IN-TABLE",),
@@ -367,7 +411,7 @@ class StagedAnyPath(ReferenceCatalog):
 @fault(
     "publish-mark-above-latest",
     "catalog",
-    breaks=("CAT-FORGET-PUBLISHED-ONLY",),
+    breaks=("CAT-PUBLISH-REPORT-POSSIBLE",),
     description="Takes a publication report above the latest version as its mark: later commits are forgotten.",
 )
 class PublishMarkAboveLatest(ReferenceCatalog):
@@ -380,7 +424,7 @@ class PublishMarkAboveLatest(ReferenceCatalog):
 @fault(
     "proposal-mark-covers-itself",
     "catalog",
-    breaks=("CAT-FORGET-PUBLISHED-ONLY",),
+    breaks=("CAT-PUBLISH-REPORT-POSSIBLE",),
     description="Takes the publication mark a proposal carries without comparing it with the proposed version.",
 )
 class ProposalMarkCoversItself(ReferenceCatalog):

@@ -115,20 +115,6 @@ class ListDropsLatest(CleanRoomTarget):
     catalog_cls = _ListExclusiveEnd
 
 
-class _ListAsText(CleanCatalog):
-    def listed(self, t: TableState, lo: int, hi: int) -> list[RatifiedCommit]:
-        return [t.stored[v] for v in sorted(t.stored, key=str) if lo <= v <= hi]  # versions kept as text keys
-
-
-class ListTextOrder(CleanRoomTarget):
-    """CAT-LIST-ASCENDING (SHOULD, catalog).
-
-    Versions sorted as text, so 10 comes before 2 (multi-digit histories only).
-    """
-
-    catalog_cls = _ListAsText
-
-
 class _ForgetOneTooMany(CleanCatalog):
     def forget_published(self, t: TableState, version: int) -> None:
         for v in [v for v in t.stored if v <= version + 1]:  # off by one: "up to and including the next"
@@ -657,7 +643,6 @@ VARIANTS: list[Variant] = [
     Variant(StagedPathEscapes, _CAT, "MUST", "CAT-STAGED-IN-TABLE", ("CAT-STAGED-IN-TABLE", *_MALFORMED)),
     Variant(ListRangeOffByOne, _CAT, "MUST", "CAT-LIST-RANGE", ("CAT-LIST-RANGE",)),
     Variant(ListDropsLatest, _CAT, "MUST", "CAT-LIST-CONTIGUOUS", ("CAT-LIST-CONTIGUOUS",)),
-    Variant(ListTextOrder, _CAT, "SHOULD", "CAT-LIST-ASCENDING", ("CAT-LIST-ASCENDING",)),
     Variant(ForgetAboveMark, _CAT, "MUST", "CAT-FORGET-PUBLISHED-ONLY", ("CAT-FORGET-PUBLISHED-ONLY",)),
     Variant(LatestFromStoredCommits, _CAT, "MUST", "CAT-LIST-LATEST", ("CAT-LIST-LATEST",)),
     Variant(ConflictReportsPublishedMark, _CAT, "SHOULD", "CAT-CONFLICT-LATEST", ("CAT-CONFLICT-LATEST",)),

@@ -52,6 +52,17 @@ from conformance.contract.delta import (
 )
 
 
+def staged_file_name(location: str, staged_uri: str) -> str:
+    """``file_name`` of UC's ``DeltaCommitInfo``: the path relative to the table's staging folder
+    (``../00000000000000000003.<uuid>.json`` for a file directly in ``_delta_log/``)."""
+    folder = (location + STAGED_DIR).rstrip("/").split("/")
+    target = staged_uri.split("/")
+    common = 0
+    while common < min(len(folder), len(target) - 1) and folder[common] == target[common]:
+        common += 1
+    return "/".join([".."] * (len(folder) - common) + target[common:])
+
+
 class UCCatalog:
     """``contract.Catalog`` over a UC server."""
 
@@ -173,9 +184,9 @@ class UCCatalog:
         location = self._location(table_id, staged_uri)
         info: dict[str, Any] = {"version": version, "timestamp": in_commit_timestamp}
         if staged_uri is not None:
-            if not staged_uri.startswith(location + STAGED_DIR):
-                raise InvalidRequest(f"{staged_uri} is not in the table's {STAGED_DIR}")
-            info["file_name"] = staged_uri[len(location + STAGED_DIR) :]
+            # Whatever the proposal names goes to the catalog, which alone may refuse it
+            # (CAT-STAGED-IN-TABLE): a path outside the staging folder as UC's relative file_name.
+            info["file_name"] = staged_file_name(location, staged_uri)
             info["file_size"] = self._size(staged_uri)
             info["file_modification_timestamp"] = int(time.time() * 1000)
         else:

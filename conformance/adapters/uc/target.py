@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 from conformance.adapters.uc.catalog import UCCatalog
-from conformance.adapters.uc.wire import UCClient, UCHttpError, UCServerError, raise_for
+from conformance.adapters.uc.wire import UCClient, UCHttpError, raise_for
 from conformance.contract.delta import (
     Catalog,
     DeltaClient,
@@ -69,15 +69,17 @@ class UCTarget(TargetBase):
         return self._capabilities
 
     def preflight(self) -> None:
-        """One listing call: the server must answer, and in JSON (any status: 401 says it is there)."""
+        """One listing call: the server must answer (any status: 401 says it is there), and a 2xx
+        must be a JSON object, as UC's ListCatalogsResponse is."""
         try:
-            self._client.request("GET", "/catalogs?max_results=1")
+            listed = self._client.request("GET", "/catalogs?max_results=1")
         except UCHttpError:
             return
-        except UCServerError as e:
-            raise TargetUnavailable(f"{self.url} does not speak Unity Catalog's API: {e}") from None
         except OSError as e:
             raise TargetUnavailable(f"cannot reach {self.url}: {type(e).__name__}: {e}") from None
+        if not isinstance(listed, dict):  # the one answer whose body the preflight reads
+            shown = repr(listed)[:100]
+            raise TargetUnavailable(f"{self.url} does not speak Unity Catalog's API: GET /catalogs answered {shown}")
 
     def uc_endpoint(self) -> UCEndpoint:
         """Interop: clients in other processes (Delta Kernel) reach this catalog here, with the

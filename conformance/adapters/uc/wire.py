@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
@@ -43,7 +44,7 @@ TABLE_PROPERTIES = {
 
 
 class UCServerError(Exception):
-    """The server failed (5xx) or answered something that is not UC's API."""
+    """The server failed (5xx), or a body lakecert needs is not the shape UC's API gives it."""
 
 
 class UCHttpError(Exception):
@@ -82,6 +83,22 @@ def raise_for(error: UCHttpError) -> NoReturn:
     if 400 <= error.status < 500:
         raise InvalidRequest(msg) from error
     raise UCServerError(msg) from error
+
+
+def unexpected_shape(method: str, path: str, status: int, media_type: str | None, body: bytes) -> str | None:
+    """An observation when an answer is not JSON as UC's OpenAPI declares (``None`` when it is,
+    or when it is empty). Said per endpoint, not per table, so that one run notes it once."""
+    if not body or not 200 <= status < 300:  # an error's body is read only for its status
+        return None
+    try:
+        json.loads(body)
+        if media_type is None or media_type == "application/json" or media_type.endswith("+json"):
+            return None
+    except ValueError:
+        pass
+    endpoint = re.sub(r"^.*?/api/2\.1/unity-catalog", "", path)
+    endpoint = re.sub(r"/tables/[^/]+", "/tables/{name}", endpoint)
+    return f"{method} {endpoint} answered {status} {media_type or 'without a media type'} {body[:40]!r}, not JSON"
 
 
 class UCConnectionError(ConnectionError):
@@ -133,6 +150,7 @@ class UCClient:
         """Response hook: the exchange into the HTTP transcript (the answer read in full first)."""
         response.read()
         request = response.request
+        media_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower() or None
         record(
             exchange(
                 self._origin,
@@ -142,6 +160,10 @@ class UCClient:
                 request.headers.multi_items(),
                 request.content,
                 response.content,
+                media_type=media_type,
+                note=unexpected_shape(
+                    request.method, request.url.path, response.status_code, media_type, response.content
+                ),
             )
         )
 
@@ -168,7 +190,15 @@ class UCClient:
         record(exchange(self._origin, method, target, None, sent, data or b"", b"", type(error).__name__))
 
     def request(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
-        """The decoded JSON answer of a 2xx; ``UCHttpError`` otherwise."""
+        """The answer of a 2xx, decoded: JSON when it parses, else its text (``None`` when empty);
+        ``UCHttpError`` for any other status.
+
+        Any 2xx is a success and any media type is accepted: real servers answer an accepted commit
+        with ``200 text/plain`` ``200 OK`` (UC OSS 0.6.0) although their OpenAPI declares JSON, and
+        lakecert does not need that body. A caller that does need a body checks its shape and
+        raises ``UCServerError`` only then; an answer that is not JSON is noted on the exchange
+        (``HttpExchange.note``) and shows as an observation of the check.
+        """
         headers: dict[str, str] = {}
         data = None
         if body is not None:
@@ -180,11 +210,6 @@ class UCClient:
             payload = json.loads(raw) if raw else None
         except ValueError:
             payload = raw.decode("utf-8", "replace")
-            if 200 <= resp.status_code < 300:
-                raise UCServerError(
-                    f"unparseable answer to {method} {path}: HTTP {resp.status_code} with a body that is not JSON: "
-                    f"{payload[:200]!r}"
-                ) from None
         if not 200 <= resp.status_code < 300:
             raise UCHttpError(resp.status_code, payload)
         return payload

@@ -26,6 +26,11 @@ def _refused(catalog: RecordingCatalog, table: TableInfo, version: int, staged_u
     return None
 
 
+def _name(uri: str) -> str:
+    """The staged file as a catalog's proposal names it: the part under ``_delta_log/``."""
+    return uri.rsplit("/_delta_log/", 1)[-1]
+
+
 def _latest(catalog: RecordingCatalog, table: TableInfo) -> int:
     return catalog.get_commits(table.table_id).latest_version
 
@@ -48,8 +53,11 @@ def test_first_commit_over_a_gap_is_refused(catalog: RecordingCatalog, driver: C
     reported = _latest(catalog, table)
     for version in (3, 2):
         staged = driver.stage(table, version)
-        assert _refused(catalog, table, version, staged) is not None, f"v{version} ratified on a table at v0"
-        assert version not in [c.version for c in catalog.get_commits(table.table_id).commits], f"v{version} listed"
+        assert _refused(catalog, table, version, staged) is not None, (
+            f"v{version} was accepted on a table at v0 (v1-v{version - 1} were never proposed): {_name(staged)}"
+        )
+        listed = [c.version for c in catalog.get_commits(table.table_id).commits]
+        assert version not in listed, f"v{version} is listed on a table at v0 after its refusal: {listed}"
     _unchanged(catalog, driver, table, reported, 1, "v3 and v2 over a gap")
 
 
@@ -96,7 +104,7 @@ def test_staged_file_of_another_version_is_refused(
         uri = log.stage(named, log.data_commit(10))
         _refused(catalog, table, 10, uri)  # judged by its effect: how it refuses is the catalog's business
         listed = driver.listing(table)
-        assert 10 not in listed, f"{uri} (a commit attempt for v{named}) was ratified as v10"
+        assert 10 not in listed, f"{_name(uri)}, a commit attempt for v{named}, was ratified as v10"
     _unchanged(catalog, driver, table, reported, 10, "a staged file of another version")
 
 
@@ -124,5 +132,26 @@ def test_staged_file_outside_the_staging_folder_is_refused(
             driver.storage.put(stored, content)
         _refused(catalog, table, 3, proposed)
         listed = driver.listing(table)
-        assert 3 not in listed, f"{proposed} (outside the table's _staged_commits/) was ratified as v3"
+        where = proposed.removeprefix(table.location + "/")
+        assert 3 not in listed, f"{where} (not in the table's _delta_log/_staged_commits/) was ratified as v3"
     _unchanged(catalog, driver, table, reported, 3, "a staged path outside _staged_commits/")
+
+
+@pytest.mark.req("CAT-STAGED-NAME")
+def test_staged_file_without_its_uuid_is_refused(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    table = driver.new_table(table_name)
+    driver.commit_range(table, 1, 2)
+    reported = _latest(catalog, table)
+    content = LogBuilder(driver.storage, table.location).data_commit(3)
+    # In the right folder and named for the right version, but not "<v>.<uuid>.json": every attempt
+    # at v3 would write the first name, and the second is no random UUID.
+    for name in (f"{3:020d}.json", f"{3:020d}.attempt-1.json"):
+        uri = f"{P.staged_dir(table.location)}/{name}"
+        with premise(f"writing {uri}"):
+            driver.storage.put(uri, content)
+        _refused(catalog, table, 3, uri)
+        listed = driver.listing(table)
+        assert 3 not in listed, f"{_name(uri)} (a staged name without its UUID) was ratified as v3"
+    _unchanged(catalog, driver, table, reported, 3, "a staged name without its UUID")

@@ -48,7 +48,7 @@ def _still_listed(catalog: RecordingCatalog, table_id: str, version: int) -> boo
     return version in listed
 
 
-@pytest.mark.req("CAT-FORGET-PUBLISHED-ONLY")
+@pytest.mark.req("CAT-PUBLISH-REPORT-POSSIBLE")
 def test_publication_report_above_the_latest_forgets_nothing_ratified_later(
     catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
 ) -> None:
@@ -57,6 +57,9 @@ def test_publication_report_above_the_latest_forgets_nothing_ratified_later(
     # mutation testing found the reference's refusal untested). v4 is judged, not the latest v5.
     table = driver.new_table(table_name)
     driver.commit_range(table, 1, 2)
+    with premise("publishing v1 keeps v2 (CAT-FORGET-PUBLISHED-ONLY judges it)"):
+        driver.publish(table, 1)
+        assert _still_listed(catalog, table.table_id, 2), "publishing v1 dropped the unpublished v2"
     with contextlib.suppress(CatalogError):  # refusing the report is right; accepting it is judged below
         catalog.mark_published(table.table_id, 6)
     driver.commit_range(table, 3, 5)
@@ -65,12 +68,14 @@ def test_publication_report_above_the_latest_forgets_nothing_ratified_later(
     assert _still_listed(catalog, table.table_id, 4), "unpublished v4 was dropped: a report of v6 was taken at v2"
 
 
-@pytest.mark.req("CAT-FORGET-PUBLISHED-ONLY")
+@pytest.mark.req("CAT-PUBLISH-REPORT-POSSIBLE")
 def test_proposal_claiming_its_own_publication_forgets_nothing(
     catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
 ) -> None:
-    # A proposal may carry the writer's publication mark (UC's latest backfilled version); a mark at
-    # the proposed version claims the commit was published before it was ratified, which cannot be.
+    # A proposal may carry the writer's publication mark (UC's latest backfilled version), applied
+    # after the proposal is ratified (docs/certify.md). A mark at the proposed version claims the
+    # commit was published before it was ratified, which cannot be: a catalog that takes the claim
+    # drops a commit nobody published. The RFC defines no mark in a proposal, so this is a SHOULD.
     table = driver.new_table(table_name)
     driver.commit_range(table, 1, 2)
     uri = driver.stage(table, 3)
