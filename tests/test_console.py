@@ -45,6 +45,22 @@ def test_rerun_repeats_the_target_options_and_names_secrets_only(tmp_path: Path)
     assert run[run.index("--select") + 1] == GAP_CHECK
 
 
+def test_rerun_of_an_interop_check_names_the_catalog_target_and_its_options(tmp_path: Path) -> None:
+    # Issue 27 item 8: without them the pasted line exits 2 (Kernel) or judges another catalog.
+    env = {
+        "LAKECERT__targets__uc__options__url": "http://127.0.0.1:8080",
+        "LAKECERT__targets__delta_kernel__options__jars": "/opt/kernel",
+        "LAKECERT__targets__other__options__url": "http://elsewhere",
+    }
+    cfg = load_config(None, env).with_overrides(target="delta-kernel", catalog_target="uc")
+    words = shlex.split(rerun_command(cfg, ["delta-cm-interop"], [GAP_CHECK]))
+    assert "LAKECERT__targets__uc__options__url=http://127.0.0.1:8080" in words
+    assert "LAKECERT__targets__delta_kernel__options__jars=/opt/kernel" in words
+    assert not any("elsewhere" in w for w in words)
+    run = words[words.index("lakecert") :]
+    assert run[run.index("--catalog-target") + 1] == "uc" and run[run.index("--target") + 1] == "delta-kernel"
+
+
 def _rerun_lines(stdout: str) -> list[str]:
     lines = stdout.splitlines()
     return [lines[i + 1].strip() for i, line in enumerate(lines) if line.strip().startswith("rerun")]

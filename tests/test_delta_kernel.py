@@ -42,15 +42,17 @@ def test_kernel_gets_a_verdict_for_writer_and_reader(kernel_run: tuple[int, dict
     code, res, _ = kernel_run
     assert set(res["run_info"]["profiles"]) == {"delta-cm-writer", "delta-cm-reader", "delta-cm-path-access"}
     assert res["counts"]["ERROR"] == 0
-    # Kernel's real deviations (docs/compatibility.md): it checkpoints against the catalog's policy,
-    # which UC's API cannot tell it, and cannot stage into a local table it did not create.
-    assert _status(res, "WRT-MAINTENANCE-POLICY") == "FAIL"
-    assert _status(res, "WRT-DISCOVERY") == "FAIL"
-    assert res["profiles"]["delta-cm-writer"]["verdict"] == "NOT_CERTIFIED"
+    # Issue 27: no FAIL that Kernel's maintainers could not act on. The catalog's maintenance policy
+    # cannot reach a client over UC's API (verified NOT_APPLICABLE), and the suite, as the creator of
+    # the table it seeds, makes its staging folder as Kernel and delta-spark do (docs/compatibility.md).
+    assert res["counts"]["FAIL"] == 0
+    assert _status(res, "WRT-MAINTENANCE-POLICY") == "NOT_APPLICABLE"
+    assert _status(res, "WRT-DISCOVERY") == "PASS"
+    assert res["profiles"]["delta-cm-writer"]["verdict"] == "CERTIFIED"
     assert res["profiles"]["delta-cm-reader"]["verdict"] == "CERTIFIED"
     # Given only the path, Kernel refuses the catalog-managed table (no max catalog version).
     assert res["profiles"]["delta-cm-path-access"]["verdict"] == "CERTIFIED"
-    assert code == 1
+    assert code == 0
 
 
 @pytest.mark.slow

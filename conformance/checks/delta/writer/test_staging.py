@@ -173,6 +173,7 @@ def test_writer_uses_the_resolved_location(
     # (UC demands it at creation; Kernel's UC committer refuses tables without it); others ignore it.
     properties = {UC_TABLE_ID: info.table_id}
     seeded.storage.put(delta_uri(seeded.location, 0), version0("seeded-" + table_name, properties))
+    seeded.create_folders()  # as a creator would: the rule judges where the writer writes, not mkdir
     outcome = attempt(lambda: client.append(table_name, [{"id": 1, "value": "a"}]))
     writes = [e.args["uri"] for e in transcript.events(actor="storage", op="put")]
     outside = [u for u in writes if not u.startswith(seeded.location + "/")]
