@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 from conformance.adapters.uc.catalog import UCCatalog
+from conformance.adapters.uc.delta_v1 import UCDeltaV1Catalog
 from conformance.adapters.uc.wire import UCClient, UCHttpError, raise_for
 from conformance.contract.delta import (
     Catalog,
@@ -13,6 +14,9 @@ from conformance.contract.delta import (
     StagingTable,
 )
 from conformance.contract.target import Kind, Side, TargetBase, TargetEnv, TargetUnavailable, UCEndpoint
+
+# Option ``api``: UC's API the catalog is driven through -> the adapter class that maps it.
+APIS: dict[str, type[UCCatalog]] = {"preview": UCCatalog, "v1": UCDeltaV1Catalog}
 
 
 class UCTarget(TargetBase):
@@ -24,7 +28,10 @@ class UCTarget(TargetBase):
     ``staging_tables`` (a list of ``{table_id, location}`` created beforehand, for catalogs that
     cannot create staging tables through the API), ``timeout_s``, ``run_scoped_names`` (default
     true: table names get a suffix unique to the run, so that two runs with one seed against one
-    server do not collide).
+    server do not collide), ``api`` (which of UC's commit APIs the catalog is driven through:
+    ``preview``, the default, for ``/delta/preview/commits`` (``catalog.UCCatalog``); ``v1`` for the
+    Delta REST API ``/delta/v1`` of UC OSS 0.6.0 (``delta_v1.UCDeltaV1Catalog``), which has no
+    inline commits).
     """
 
     name = "uc"
@@ -42,7 +49,11 @@ class UCTarget(TargetBase):
         staging_tables: list[dict[str, str]] | None = None,
         timeout_s: float = 30.0,
         run_scoped_names: bool = True,
+        api: str = "preview",
     ) -> None:
+        if not isinstance(api, str) or api not in APIS:
+            raise ValueError(f"api must be one of {', '.join(APIS)} (UC's commit API to drive), not {api!r}")
+        self._api = api
         self.url = url
         self._token = token
         self._client = UCClient(url, token, timeout_s)
@@ -97,7 +108,7 @@ class UCTarget(TargetBase):
         caps = self.capabilities()
         inline = bool(caps.get("inline_commits")) if self._inline is None else self._inline
         policies = bool(caps.get("maintenance_policy")) if self._policies is None else self._policies
-        return UCCatalog(
+        return APIS[self._api](
             self._client,
             env.storage,
             catalog=self._catalog,

@@ -126,7 +126,15 @@ class UCClient:
     reproducer. ``timeout_s`` bounds connecting and each read or write, not the whole call.
     """
 
-    def __init__(self, url: str, token: str | None = None, timeout_s: float = 30.0, *, pool_size: int = 16) -> None:
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        timeout_s: float = 30.0,
+        *,
+        pool_size: int = 16,
+        transport: httpx.BaseTransport | None = None,  # the tests' replay of recorded answers
+    ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"url must be http(s)://host[:port][/path], not {url!r}")
@@ -144,6 +152,7 @@ class UCClient:
             event_hooks={"response": [self._recorded]},
             follow_redirects=False,
             trust_env=False,  # a proxy from the environment would change what is certified
+            transport=transport,
         )
 
     def _recorded(self, response: httpx.Response) -> None:

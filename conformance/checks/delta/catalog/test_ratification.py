@@ -10,7 +10,7 @@ from conformance.checks.delta.builders import CatalogDriver, ict_of, premise
 from conformance.contract.delta import CatalogError, CommitConflict
 from conformance.observe.recording import RecordingCatalog
 from conformance.observe.transcript import Transcript
-from conformance.report.outcomes import not_applicable
+from conformance.report.outcomes import PremiseBroken, not_applicable
 from conformance.run_context import RunContext
 from conformance.schedules.race import race
 
@@ -22,9 +22,13 @@ def test_gap_is_refused(catalog: RecordingCatalog, driver: CatalogDriver, table_
     staged = driver.stage(table, 4)
     with pytest.raises(CatalogError):
         catalog.commit(table.table_id, 4, staged_uri=staged, in_commit_timestamp=ict_of(4))
-    listed = [c.version for c in catalog.get_commits(table.table_id).commits]
-    assert 4 not in listed, "version 4 was ratified although 3 was missing"
-    driver.propose(table, 3)  # the refused proposal changed nothing: v3 is still the next version
+    resp = catalog.get_commits(table.table_id)
+    assert 4 not in [c.version for c in resp.commits], "version 4 was ratified although 3 was missing"
+    assert resp.latest_version == 2, f"the refused v4 moved the latest version to {resp.latest_version}"
+    # The refusal changed nothing: v3 is still the next version. Refusing it for a reason of the
+    # catalog's own (a cap on unpublished commits) is allowed, so that step is a premise.
+    with premise("ratifying the well-formed v3 after the refusal"):
+        driver.propose(table, 3)
 
 
 @pytest.mark.req("CAT-RATIFY-ONCE")
@@ -80,6 +84,11 @@ def test_concurrent_proposals_have_one_winner(
         )
         winners = [i for i, o in enumerate(outcomes) if o.ok]
         losers = [o for o in outcomes if not o.ok]
+        if not winners and not any(isinstance(o.error, CommitConflict) for o in losers):
+            # Nobody won and nobody was told of a winner: every well-formed proposal was refused
+            # for another reason (a cap on unpublished commits, a policy), not a race lost.
+            refused = sorted({type(o.error).__name__ for o in losers})
+            raise PremiseBroken(f"round {round_no}: no proposal for v{version} was ratified ({', '.join(refused)})")
         assert len(winners) == 1, f"round {round_no}: {len(winners)} proposers won version {version}"
         assert all(isinstance(o.error, CommitConflict) for o in losers), (
             f"round {round_no}: losers got {[type(o.error).__name__ for o in losers]}, not conflicts"
