@@ -28,6 +28,7 @@ from types import TracebackType
 
 import pytest
 
+from conformance.contract.delta import CatalogError
 from conformance.contract.target import TargetUnavailable
 from conformance.observe.deadline import DeadlineExceeded
 from conformance.plugin.selection import req_ids
@@ -118,7 +119,10 @@ def _levels(ids: list[str]) -> set[str]:
 # then a diff and hints at its own options: reprs of the suite's internals, not why the rule broke.
 # The traceback (Allure's trace, the reproducer) keeps them for whoever debugs the suite.
 _WHERE = re.compile(r"^\s*\+\s+(where|and)\b")
-_TAIL = re.compile(r"^\s*(Full diff:|Use -v to get more diff|\.\.\.Full output truncated)")
+_TAIL = re.compile(
+    r"^\s*(Full diff:|Use -v to get more diff|\.\.\.Full output truncated|Differing items:|Omitting \d+ identical"
+    r"|Left contains|Right contains|At index \d+ diff:)"
+)
 
 
 def _without_introspection(text: str) -> str:
@@ -147,6 +151,9 @@ def message_of(exc: BaseException, ids: list[str]) -> str:
         prefix = "could not interpret what the target did: "
         if len(ids) > 1:
             prefix = f"could not finish judging {', '.join(ids)}: " + prefix
+    elif isinstance(exc, CatalogError) and len(ids) > 1:
+        # The product refused a call a check of several rules needed: none of them was shown broken.
+        prefix = f"could not finish judging {', '.join(ids)}: the target refused a call: "
     return f"{prefix}{type(exc).__name__}: {text}"[:2000]
 
 

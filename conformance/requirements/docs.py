@@ -58,7 +58,8 @@ def render() -> str:
 
 def render_json() -> list[dict[str, object]]:
     """The catalog as data (``lakecert requirements --json``): each rule with its spec revision,
-    pinned link, the checks that cover it and the faulty variants that break it."""
+    pinned link, the checks that cover it and the faulty variants that break it; retired rules
+    last, with their reason."""
     checks = checks_by_requirement()
     caught_by: dict[str, list[str]] = {}
     for f in all_faults().values():
@@ -77,8 +78,8 @@ def render_json() -> list[dict[str, object]]:
             "link": r.link,
             "checks": checks.get(r.id, []),
             "untestable": r.untestable,
+            "retired": r.retired,  # why a rule no longer binds anyone (in no profile, no checks)
             "faulty_variants": caught_by.get(r.id, []),
         }
-        for rs in profiles().values()
-        for r in rs
+        for r in [*(r for rs in profiles().values() for r in rs), *(r for r in load_all().values() if r.retired)]
     ]
