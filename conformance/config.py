@@ -154,8 +154,22 @@ class Config:
     def seed(self) -> int:
         return self.settings.seed
 
+    def target_spec(self, name: str | None = None) -> TargetSpec | None:
+        """The configuration of a target, under either spelling of a hyphenated name: an environment
+        variable cannot hold a hyphen, so ``LAKECERT__targets__delta_kernel__options__...`` sets
+        ``targets.delta_kernel``, which is target ``delta-kernel``'s (its options win over the
+        file's ``delta-kernel`` entry, as the environment wins everywhere)."""
+        wanted = name or self.target
+        found = [
+            s for key in dict.fromkeys((wanted, wanted.replace("-", "_"))) if (s := self.settings.targets.get(key))
+        ]
+        if not found:
+            return None
+        adapter = next((s.adapter for s in found if s.adapter), None)
+        return TargetSpec(adapter=adapter, options={k: v for s in found for k, v in s.options.items()})
+
     def target_options(self, name: str | None = None) -> dict[str, Any]:
-        spec = self.settings.targets.get(name or self.target)
+        spec = self.target_spec(name)
         return dict(spec.options) if spec else {}
 
     def with_overrides(self, **values: Any) -> Config:

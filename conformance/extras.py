@@ -28,7 +28,7 @@ def require_extras(config: Config) -> None:
     """``ConfigError`` naming the extras to install when the run's built-in target lacks them; a
     target with its own ``adapter`` in the configuration is the configuration's business."""
     name = config.target
-    spec = config.settings.targets.get(name)
+    spec = config.target_spec(name)
     if name not in NEEDS or (spec is not None and spec.adapter):
         return
     modules, extras = NEEDS[name]

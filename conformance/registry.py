@@ -103,7 +103,7 @@ def build_target(name: str, config: Config) -> Target:
         if fault is None:
             raise ConfigError(f"unknown faulty variant {name!r}; see `lakecert targets`")
         return ReferenceTarget(fault)
-    configured = config.settings.targets.get(name)
+    configured = config.target_spec(name)
     if configured is not None or name in BUILTIN_ADAPTERS:
         adapter = (configured.adapter if configured else None) or BUILTIN_ADAPTERS.get(name)
         if adapter is None:

@@ -56,3 +56,23 @@ def test_invalid_config_is_rejected(tmp_path: Path, text: str) -> None:
     path.write_text(text)
     with pytest.raises(ConfigError):
         load_config(path, environ={})
+
+
+def test_a_hyphenated_targets_options_reach_it_under_either_spelling(tmp_path: Path) -> None:
+    # Issues 27 and 29: a variable cannot hold a hyphen, so LAKECERT__targets__delta_kernel__...
+    # names target delta-kernel; it was accepted, recorded and silently not used.
+    cfg_file = tmp_path / "lakecert.yaml"
+    cfg_file.write_text("targets:\n  delta-kernel:\n    options: {jars: /from/file, classes: /c}\n")
+    env = {"LAKECERT__targets__delta_kernel__options__jars": "/from/env"}
+    cfg = load_config(cfg_file, env)
+    assert cfg.target_options("delta-kernel") == {"jars": "/from/env", "classes": "/c"}
+    assert load_config(None, env).target_options("delta-kernel") == {"jars": "/from/env"}
+    assert load_config(None, env).target_options("uc") == {}
+
+
+def test_an_option_set_by_the_environment_reaches_the_hyphenated_target(tmp_path: Path) -> None:
+    from tests.helpers import lakecert
+
+    env = {"LAKECERT__targets__delta_kernel__options__no_such_option": "1"}
+    proc = lakecert("run", "--target", "delta-kernel", "--out", str(tmp_path / "out"), env=env)
+    assert proc.returncode == 2 and "no_such_option" in proc.stdout + proc.stderr
