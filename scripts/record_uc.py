@@ -22,7 +22,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from conformance.adapters.uc.wire import endpoint_of  # noqa: E402
 from conformance.observe.object_proxy import Answer, Forward, RecordingProxy  # noqa: E402
 
 SDK_PYTHON = REPO / ".cache" / "venvs" / "uc-sdk" / "bin" / "python"
@@ -134,11 +134,6 @@ def _shape(value: Any) -> Any:
     return type(value).__name__
 
 
-def _endpoint(path: str) -> str:
-    path = re.sub(r"^.*?/api/2\.1/unity-catalog", "", path.partition("?")[0])
-    return re.sub(r"/tables/[^/]+", "/tables/{name}", path)
-
-
 class Recorder:
     def __init__(self, per_shape: int) -> None:
         self.exchanges: list[dict[str, Any]] = []
@@ -153,7 +148,7 @@ class Recorder:
             "client": _client_of(headers),
             "method": method,
             "path": target,
-            "endpoint": _endpoint(target),
+            "endpoint": endpoint_of(target),
             "status": status,
             "media_type": media,
             "request": _body(body),

@@ -63,6 +63,14 @@ def staged_file_name(location: str, staged_uri: str) -> str:
     return "/".join([".."] * (len(folder) - common) + target[common:])
 
 
+def check_proposal_args(staged_uri: str | None, inline_content: bytes | None, in_commit_timestamp: int | None) -> None:
+    """What every UC commit API needs of a proposal before it is sent (``InvalidRequest`` if not)."""
+    if (staged_uri is None) == (inline_content is None):
+        raise InvalidRequest("exactly one of staged_uri and inline_content is required")
+    if in_commit_timestamp is None:
+        raise InvalidRequest("UC's commits API needs the in-commit timestamp")
+
+
 class UCCatalog:
     """``contract.Catalog`` over a UC server."""
 
@@ -175,10 +183,7 @@ class UCCatalog:
         in_commit_timestamp: int | None = None,
         latest_published_version: int | None = None,
     ) -> None:
-        if (staged_uri is None) == (inline_content is None):
-            raise InvalidRequest("exactly one of staged_uri and inline_content is required")
-        if in_commit_timestamp is None:
-            raise InvalidRequest("UC's commits API needs the in-commit timestamp")
+        check_proposal_args(staged_uri, inline_content, in_commit_timestamp)
         if inline_content is not None and not self._inline:
             raise NotSupported("the server does not host inline commits")
         location = self._location(table_id, staged_uri)

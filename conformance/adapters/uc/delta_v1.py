@@ -36,7 +36,7 @@ import uuid
 from typing import Any, NoReturn
 from urllib.parse import quote, urlencode
 
-from conformance.adapters.uc.catalog import UCCatalog, staged_file_name
+from conformance.adapters.uc.catalog import UCCatalog, check_proposal_args, staged_file_name
 from conformance.adapters.uc.wire import (
     CATALOG_MANAGED_PROPS,
     COLUMNS,
@@ -287,10 +287,7 @@ class UCDeltaV1Catalog(UCCatalog):
         in_commit_timestamp: int | None = None,
         latest_published_version: int | None = None,
     ) -> None:
-        if (staged_uri is None) == (inline_content is None):
-            raise InvalidRequest("exactly one of staged_uri and inline_content is required")
-        if in_commit_timestamp is None:
-            raise InvalidRequest("UC's commits API needs the in-commit timestamp")
+        check_proposal_args(staged_uri, inline_content, in_commit_timestamp)
         if staged_uri is None:
             raise NotSupported("UC's /delta/v1 API carries staged commits only (no inline commits)")
         self._config()

@@ -85,6 +85,13 @@ def raise_for(error: UCHttpError) -> NoReturn:
     raise UCServerError(msg) from error
 
 
+def endpoint_of(path: str) -> str:
+    """A request's endpoint, the same for every table: the path under ``API_PREFIX`` without its
+    query, a table's name as ``{name}`` (``/tables/{name}``)."""
+    endpoint = re.sub(r"^.*?" + re.escape(API_PREFIX), "", path.partition("?")[0])
+    return re.sub(r"/tables/[^/]+", "/tables/{name}", endpoint)
+
+
 def unexpected_shape(method: str, path: str, status: int, media_type: str | None, body: bytes) -> str | None:
     """An observation when an answer is not JSON as UC's OpenAPI declares (``None`` when it is,
     or when it is empty). Said per endpoint, not per table, so that one run notes it once."""
@@ -96,9 +103,9 @@ def unexpected_shape(method: str, path: str, status: int, media_type: str | None
             return None
     except ValueError:
         pass
-    endpoint = re.sub(r"^.*?/api/2\.1/unity-catalog", "", path)
-    endpoint = re.sub(r"/tables/[^/]+", "/tables/{name}", endpoint)
-    return f"{method} {endpoint} answered {status} {media_type or 'without a media type'} {body[:40]!r}, not JSON"
+    return (
+        f"{method} {endpoint_of(path)} answered {status} {media_type or 'without a media type'} {body[:40]!r}, not JSON"
+    )
 
 
 class UCConnectionError(ConnectionError):
