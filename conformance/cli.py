@@ -27,7 +27,7 @@ from reference_impl.server.cli import add_serve_arguments, serve_main
 PKG_DIR = Path(__file__).parent
 USAGE_ERROR = 2
 EPILOG = """\
-exit codes (run, selftest, gate, verify-certificate):
+exit codes (run, merge, selftest, gate, verify-certificate):
   0  certified / valid / ok     1  not certified: a check failed, or the certificate does not match
   2  error: bad usage or configuration, an unavailable target, an ERROR outcome, an unfinished run
   other commands: 0 on success, 2 on error
@@ -43,10 +43,13 @@ examples:
   lakecert sign-certificate out/uc/certificate.json --key vendor.pem
   lakecert verify-certificate out/uc/certificate.json --key vendor.pub.pem
   lakecert gate out/uc --baseline lakecert-baseline.yaml
+  lakecert diff out/kernel-4.3.1 out/kernel-4.4.0              what changed between two releases
   lakecert requirements --json
 
-docs: docs/certify.md (certify), docs/results.md (outputs and certificate), docs/gate.md
+docs: {docs}/certify.md (certify), {docs}/results.md (outputs and certificate), {docs}/gate.md
 """
+# The documents: docs/ in a checkout (conformance/docs links there), shipped in the wheel too.
+DOCS = Path(__file__).resolve().parent / "docs"
 
 
 def _profiles_arg(values: list[str] | None) -> list[str] | None:
@@ -190,6 +193,30 @@ def _jobs_arg(text: str) -> int | str:
     return value
 
 
+def _shard_arg(text: str) -> tuple[int, int]:
+    from conformance.plugin.split import parse_shard
+
+    try:
+        return parse_shard(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _split_of(args: argparse.Namespace, only: frozenset[str] | None) -> Any:
+    """``--shard K/N`` (with ``--shard-costs``): this run's part of a split run, a plugin; None without."""
+    from conformance.plugin.split import Split, load_costs
+
+    if args.shard is None:
+        if args.shard_costs:
+            raise ConfigError("--shard-costs sets the costs of a split run: give --shard K/N too")
+        return None
+    if args.select:  # checks named one by one are a rerun, which nothing needs to share out
+        raise ConfigError("--shard splits a run's whole plan; --select reruns named checks: give one of them")
+    recorded = load_costs(Path(args.shard_costs)) if args.shard_costs else None
+    index, count = args.shard
+    return Split(index, count, recorded=recorded, costs_from=args.shard_costs, selection=bool(only))
+
+
 def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # pytest stops the session and reports it as interrupted
 
@@ -215,6 +242,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from conformance.run_context import RunContext
 
     only = _requirements_arg(args.requirement)
+    split = _split_of(args, only)  # before anything is written: bad usage changes nothing
     cfg = load_config(Path(args.config) if args.config else None).with_overrides(
         target=args.target,
         seed=args.seed,
@@ -222,6 +250,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         catalog_target=args.catalog_target,
         fail_fast=args.fail_fast or None,
         jobs=args.jobs,
+        label=args.label,
     )
     require_extras(cfg)
     out = Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve()
@@ -229,21 +258,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     _writable_dir(out, "--out")
     try:
         ctx = RunContext.open(
-            cfg, out, partial=bool(args.select or only), requirements=only, selected=bool(args.select)
+            cfg, out, partial=bool(args.select or only or split), requirements=only, selected=bool(args.select)
         )
     except ConfigError:
         if created is not None:  # a typo'd target or profile leaves no empty folder behind
             shutil.rmtree(created, ignore_errors=True)
         raise
     _clear_stale(out)  # only once the run is sure to start: bad usage changes nothing
+    for profile, why in ctx.profiles_not_installed.items():  # a default run certifies what the install can
+        print(f"lakecert: profile {profile} not run: {why}", file=sys.stderr)
     try:
         with deadline(cfg.settings.deadlines.call_s, f"the preflight of {cfg.target}"):
             run_preflight(ctx.target)
             if ctx.catalog_side is not None:  # interop: the catalog the client is bound to must answer too
                 run_preflight(ctx.catalog_side)
     except (TargetUnavailable, DeadlineExceeded) as e:
-        ctx.unavailable = f"target {cfg.target} is unavailable: {e}"
-        print(f"lakecert: {ctx.unavailable}", file=sys.stderr)
+        # An unreachable target says nothing about conformance: one line, exit 2, no check run and
+        # no results or certificate written (an old run's were removed above, so none is mistaken
+        # for this run's).
+        print(f"lakecert: target {cfg.target} is unavailable, nothing was run: {e}", file=sys.stderr)
+        ctx.close()
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        return USAGE_ERROR
     paths = [str(PKG_DIR / s) for s in args.select] if args.select else check_paths(only, ctx.profiles)
     pytest_args = [
         *paths,
@@ -274,6 +311,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "--tb=short" if args.verbose else "--tb=no",
     ]
     what = "the selected checks" if args.select else f"profile(s) {', '.join(ctx.profiles)}"
+    what += f", part {split.index} of {split.count} of the plan" if split else ""
     print(f"lakecert: certifying target {cfg.target} on {what}; results in {out}", flush=True)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     shard = None
@@ -283,11 +321,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         claims = shards.counter()
         share = functools.partial(
             _run_share, count=ctx.jobs, claims=claims, cfg=cfg, out=out, partial=ctx.partial, only=only,
-            unavailable=ctx.unavailable, args=pytest_args,
+            args=pytest_args, split=split,
         )  # fmt: skip
         shard = shards.Shard(0, ctx.jobs, claims, shards.start(ctx.jobs, share))
     try:
-        code = pytest.main(pytest_args, plugins=plugins(ctx, shard))
+        code = pytest.main(pytest_args, plugins=[*plugins(ctx, shard), *([split] if split else [])])
     finally:
         shards.stop(shard)
         signal.signal(signal.SIGTERM, previous)
@@ -299,7 +337,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or not results.exists():
         print(f"lakecert: the run broke (pytest exit {int(code)}); see the output above", file=sys.stderr)
         return USAGE_ERROR
-    return print_summary(json.loads(results.read_text()), out)
+    code = print_summary(json.loads(results.read_text()), out)
+    if split:
+        print(f"lakecert: part {split.index}/{split.count} of a split run: `lakecert merge` its {split.count} folders")
+    return code
 
 
 def _run_share(
@@ -311,8 +352,8 @@ def _run_share(
     out: Path,
     partial: bool,
     only: frozenset[str] | None,
-    unavailable: str | None,
     args: list[str],
+    split: Any = None,
 ) -> None:
     """Process ``index`` of a shared run (forked by ``cmd_run``): its own target, its share of the
     checks, its rows left for process 0. It never returns; its output is process 0's to show."""
@@ -329,9 +370,8 @@ def _run_share(
         signal.signal(signal.SIGINT, _interrupt_once)
         ctx = RunContext.open(cfg, out, partial=partial, requirements=only, workdir=shards.work_folder(out, index))
         ctx.jobs = count
-        ctx.unavailable = unavailable  # the preflight ran once, in process 0: every share reports its cause
         try:
-            pytest.main(args, plugins=plugins(ctx, shards.Shard(index, count, claims)))
+            pytest.main(args, plugins=[*plugins(ctx, shards.Shard(index, count, claims)), *([split] if split else [])])
             code = 0
         finally:
             ctx.close()
@@ -370,6 +410,27 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    """The parts of a split run as one run: results.json, certificate, then what ``report`` builds."""
+    from conformance.report.merge import MergeRefused, check_parts, load_part, write_merged
+
+    out = Path(args.out or f"reports/merged-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
+    try:
+        parts = check_parts([load_part(Path(d)) for d in args.dirs])
+        if any(out == p.folder.resolve() for p in parts):
+            raise MergeRefused(f"--out {out} is one of the parts; merge into a folder of its own")
+    except MergeRefused as e:  # nothing was written: a partial or mixed set leaves no results behind
+        print(f"lakecert: merge refused: {e}", file=sys.stderr)
+        return USAGE_ERROR
+    _clear_stale(_writable_dir(out, "--out"))  # an earlier merge's certificate must not outlive it
+    write_merged(parts, out)
+    print(f"merged {len(args.dirs)} parts into {out}", flush=True)
+    args.dirs, args.out = [str(out)], None
+    if cmd_report(args) != 0:  # JUnit, the Allure HTML and the matrix, as for any run folder
+        return USAGE_ERROR
+    return print_summary(json.loads((out / "results.json").read_text()), out)
+
+
 def _allure_report(run_dir: Path, results: dict[str, Any], args: argparse.Namespace) -> bool:
     """The run's Allure HTML, its trend carried on from the target's history; False on failure."""
     from conformance.report.allure_cli import AllureMissing, allure_bin, generate
@@ -382,7 +443,7 @@ def _allure_report(run_dir: Path, results: dict[str, Any], args: argparse.Namesp
         return False
     history = None
     if not args.no_history:
-        history = allure_history.history_file(run_dir, str(info["target"]))
+        history = allure_history.history_file(run_dir, str(info.get("label") or info["target"]))
         if args.history_dir:
             history = Path(args.history_dir) / history.name
         allure_history.forget_previous_report(run_dir, history)
@@ -504,11 +565,89 @@ def cmd_gate(args: argparse.Namespace) -> int:
         print(f"baseline written: {baseline_path}")
         return 0
     if old is None:
-        print(f"lakecert: baseline {baseline_path} does not exist (create it with --update)", file=sys.stderr)
+        print(
+            f"lakecert: baseline {baseline_path} does not exist; a first run creates it: "
+            f"lakecert gate {args.dir} --baseline {baseline_path} --update (docs/gate.md)",
+            file=sys.stderr,
+        )
         return USAGE_ERROR
     report = compare(results, old)
-    print(render(report))
+    ran, recorded = results["run_info"].get("target_versions") or {}, old.get("target_versions")
+    if recorded is not None and recorded != ran:  # the gate judges the checks; the release changed too
+        print(f"release: the baseline was recorded on {recorded}; this run ran {ran}")
+    print(render(report, Path(args.dir)))
     return 1 if report.blocked else 0
+
+
+def _results_of(folder: str) -> dict[str, Any] | None:
+    path = Path(folder) / "results.json"
+    try:
+        data: dict[str, Any] = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        print(f"lakecert: cannot read {path}: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
+        return None
+    if not isinstance(data, dict) or not {"run_info", "results", "requirements"} <= data.keys():
+        print(f"lakecert: {path} is not a lakecert results.json", file=sys.stderr)
+        return None
+    return data
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from conformance.report.version_diff import Incomparable, as_json, diff, render
+
+    before, after = _results_of(args.before), _results_of(args.after)
+    if before is None or after is None:
+        return USAGE_ERROR
+    try:
+        d = diff(before, after)
+    except Incomparable as e:
+        print(f"lakecert: diff refused: {e}", file=sys.stderr)
+        return USAGE_ERROR
+    print(json.dumps(as_json(d), indent=2) if args.json else render(d))
+    return 1 if d.regressed else 0
+
+
+# The records of docs/who-may-write.md: fixtures/compatibility in a checkout (conformance/fixtures links
+# there), shipped in the wheel too.
+COMPAT_RECORDS = Path(__file__).resolve().parent / "fixtures" / "compatibility"
+
+
+def cmd_record_compat(args: argparse.Namespace) -> int:
+    from conformance.report.compat import record, record_name
+
+    into = Path(args.into)
+    for folder in args.dirs:
+        results = _results_of(folder)
+        if results is None:
+            return USAGE_ERROR
+        try:
+            rec = record(results)
+        except ValueError as e:
+            print(f"lakecert: {folder}: {e}", file=sys.stderr)
+            return USAGE_ERROR
+        into.mkdir(parents=True, exist_ok=True)
+        path = into / record_name(rec)
+        path.write_text(json.dumps(rec, indent=1) + "\n")
+        print(f"recorded: {path}")
+    return 0
+
+
+def cmd_compat_page(args: argparse.Namespace) -> int:
+    import yaml
+
+    from conformance.report.compat import load_records, page
+
+    folder = Path(args.records)
+    try:
+        reproducers = (
+            yaml.safe_load((folder / "reproducers.yaml").read_text()) if (folder / "reproducers.yaml").exists() else {}
+        )
+        records = load_records(folder)
+    except (OSError, ValueError, yaml.YAMLError) as e:
+        print(f"lakecert: cannot read the records in {folder}: {e}", file=sys.stderr)
+        return USAGE_ERROR
+    print(page(records, reproducers or {}), end="")
+    return 0
 
 
 def cmd_targets(args: argparse.Namespace) -> int:
@@ -519,8 +658,12 @@ def cmd_targets(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
+        # A faulty variant breaks one side (catalog, client, engine): the side says which profiles
+        # catch it; a target without one ("-") is judged on every side it declares.
+        print(f"{'TARGET':<40} {'KIND':<12} {'SIDE':<15} DESCRIPTION")
         for r in rows:
-            print(f"{r['name']:<40} {r['kind']:<12} {r.get('description', r.get('adapter', ''))}")
+            side = r.get("side") or "-"
+            print(f"{r['name']:<40} {r['kind']:<12} {side:<15} {r.get('description', r.get('adapter', ''))}")
     return 0
 
 
@@ -554,7 +697,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="lakecert",
         description="Conformance suite for lakehouse catalogs and table-format clients.",
-        epilog=EPILOG,
+        epilog=EPILOG.format(docs=DOCS),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"lakecert {SUITE_VERSION}")
@@ -569,6 +712,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", help="YAML configuration file")
     run.add_argument("--out", help="output directory (default: reports/<timestamp>)")
     run.add_argument("--seed", type=int, help="seed for races and generated schedules")
+    run.add_argument(
+        "--label",
+        help="what this run tested, shown in the matrix, Allure and the certificate (default: the target "
+        "and the URL it was given, if any)",
+    )
     run.add_argument(
         "--select", action="append", help="rerun only this check (a node id from a reproducer), repeatable"
     )
@@ -589,6 +737,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="processes sharing the checks: N or auto (default: both cores for a target built in process, "
         "the reference and its faulty variants; else 1)",
     )
+    run.add_argument(
+        "--shard",
+        type=_shard_arg,
+        metavar="K/N",
+        help="run part K of N of the plan (a partial run; lakecert merge judges the N folders as one run)",
+    )
+    run.add_argument(
+        "--shard-costs",
+        metavar="FILE",
+        help="an earlier run's results.json: each check's duration balances the parts (default: an estimate)",
+    )
     run.add_argument("-v", "--verbose", action="store_true")
     run.set_defaults(func=cmd_run)
     tg = sub.add_parser("targets", help="list the targets lakecert can run")
@@ -605,6 +764,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="run each variant on every profile of its side, not only the checks of the rules it breaks",
     )
     st.set_defaults(func=cmd_selftest)
+    mg = sub.add_parser("merge", help="merge the folders of a run split with --shard K/N into one run and verdict")
+    mg.add_argument("dirs", nargs="+", help="the N part folders (each with results.json)")
+    mg.add_argument("--out", help="where to write the merged run (default: reports/merged-<timestamp>)")
+    mg.add_argument("--no-allure", action="store_true", help="skip the Allure HTML report")
+    mg.add_argument("--history-dir", metavar="DIR", help="as for report")
+    mg.add_argument("--no-history", action="store_true", help="as for report")
+    mg.add_argument("--github-summary", nargs="?", const="$GITHUB_STEP_SUMMARY", metavar="FILE", help="as for report")
+    mg.set_defaults(func=cmd_merge)
     rp = sub.add_parser("report", help="Allure HTML, JUnit XML and the compatibility matrix from run directories")
     rp.add_argument("dirs", nargs="+", help="run directories (each with results.json)")
     rp.add_argument("--out", help="where to write matrix.html (default: the run directory, or reports/matrix-*)")
@@ -645,6 +812,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="judge a --select, interrupted or incomplete run, or one with other profiles than the baseline's",
     )
     gt.set_defaults(func=cmd_gate)
+    df = sub.add_parser(
+        "diff", help="compare two runs of one target (two releases under test) check by check (docs/gate.md)"
+    )
+    df.add_argument("before", help="run directory of the first release (results.json)")
+    df.add_argument("after", help="run directory of the second release")
+    df.add_argument("--json", action="store_true", help="the changes as JSON")
+    df.set_defaults(func=cmd_diff)
+    rc = sub.add_parser("record-compat", help="keep an engine run as a record of docs/who-may-write.md")
+    rc.add_argument("dirs", nargs="+", help="run directories of engine targets (results.json)")
+    rc.add_argument("--into", default=str(COMPAT_RECORDS), help="the records' folder (default fixtures/compatibility)")
+    rc.set_defaults(func=cmd_record_compat)
+    cp = sub.add_parser("compat-page", help="print the page of which engines may write which tables (Markdown)")
+    cp.add_argument("--records", default=str(COMPAT_RECORDS), help="the records' folder")
+    cp.set_defaults(func=cmd_compat_page)
     sv = sub.add_parser("serve", help="serve the reference catalog (or a faulty variant) over HTTP (docs/server.md)")
     add_serve_arguments(sv)
     sv.set_defaults(func=serve_main)

@@ -91,6 +91,9 @@ class Paths(_Strict):
 
     fixtures: Path | None = None  # the golden tables (``golden/``, ``rfc-worked-example/``)
     jars: Path | None = None  # the Spark/Iceberg jars ``make setup`` fetches
+    # Releases fetched on first use, one folder per version (``conformance/artifacts``); default the
+    # checkout's ``.cache/versions``, else ``~/.cache/lakecert``.
+    cache: Path | None = None
 
 
 class TargetSpec(_Strict):
@@ -105,6 +108,9 @@ class Settings(_Strict):
     # (e.g. ``uc``); None: a target with both sides is paired with its own catalog.
     catalog_target: str | None = Field(default=None, min_length=1)
     seed: int = 20261122
+    # What the run tested, in the matrix, Allure's reports and trend, and the certificate (``--label``);
+    # default: the target and the URL its options name, if any (runs against two servers differ).
+    label: str | None = Field(default=None, min_length=1, max_length=200)
     fail_fast: bool = False  # stop at the first FAIL: a partial run, never certified (``--fail-fast``)
     # Processes sharing the run's checks (``--jobs``); "auto": the cores, at most 2, for a target
     # built in process (the reference, its faulty variants), else 1 (conformance/plugin/shards.py).
@@ -122,14 +128,21 @@ class Settings(_Strict):
 SHORT_FORMS = {
     "LAKECERT_TARGET": "target",
     "LAKECERT_SEED": "seed",
+    "LAKECERT_LABEL": "label",
     "LAKECERT_PROFILES": "profiles",
     "LAKECERT_CATALOG_TARGET": "catalog_target",
     "LAKECERT_FIXTURES": "paths__fixtures",
     "LAKECERT_JARS": "paths__jars",
+    "LAKECERT_CACHE": "paths__cache",
 }
 # Read outside the run's settings: by ``lakecert report`` (the Allure command line) and by the
 # delta-rs-engine and delta-spark adapters (the engine version a client project gates on).
-OTHER_VARIABLES = {"LAKECERT_ALLURE", "LAKECERT_DELTALAKE_VERSION", "LAKECERT_DELTA_SPARK_VERSION"}
+OTHER_VARIABLES = {
+    "LAKECERT_ALLURE",
+    "LAKECERT_DELTALAKE_VERSION",
+    "LAKECERT_DELTA_SPARK_VERSION",
+    "LAKECERT_MAVEN_REPO",  # a Maven mirror to fetch releases from (conformance/artifacts/maven.py)
+}
 SECRET_WORDS = ("token", "secret", "password", "credential", "access_key")
 
 
@@ -183,6 +196,12 @@ class Config:
     def redacted(self) -> dict[str, Any]:
         """The configuration with secrets masked, for reports and reproducers."""
         redacted: dict[str, Any] = _redact(self.data)
+        return redacted
+
+    def redacted_target_options(self) -> dict[str, Any]:
+        """The options the target was built with (both spellings merged), secrets masked: what tells
+        two runs of one target apart (the gate and ``lakecert diff`` compare them)."""
+        redacted: dict[str, Any] = _redact(self.target_options())
         return redacted
 
 

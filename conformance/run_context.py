@@ -27,16 +27,20 @@ from conformance.contract.target import (
     Target,
     TargetEnv,
     UCEndpoint,
+    declared_profile_needs,
     declared_profiles,
     declared_uc_endpoint,
     make_delta_engine,
     make_engine,
     make_iceberg_catalog,
+    observed_versions,
     offers,
     pairs_itself,
 )
+from conformance.extras import missing_modules
 from conformance.observe.deadline import DeadlineExceeded, deadline
 from conformance.registry import build_target
+from conformance.report.outcomes import req_ids
 from conformance.report.results import RunSummary
 from conformance.requirements import load_all, profiles
 from conformance.version import SUITE_VERSION
@@ -58,6 +62,16 @@ SIDE_OF_PROFILE = {
 INTEROP_PROFILE = "delta-cm-interop"
 
 
+def _observed(target: Target, call_s: float) -> dict[str, str]:
+    """The target's ``observed_versions`` under the call deadline; a failure is recorded, not raised
+    (the version record must not break a run's verdict)."""
+    try:
+        with deadline(call_s, "the target's observed_versions()"):
+            return observed_versions(target)
+    except (Exception, DeadlineExceeded) as e:
+        return {"error": f"the versions could not be observed: {type(e).__name__}: {e}"}
+
+
 def _has_factory(target: Target, profile: str) -> bool:
     """An engine target serves an engine profile only with that profile's factory method."""
     return profile not in ENGINE_FACTORIES or offers(target, ENGINE_FACTORIES[profile])
@@ -73,6 +87,25 @@ def _has_side(target: Target, profile: str, bound: bool) -> bool:
     if side == "interop":
         return ("client" in target.sides) if bound else pairs_itself(target)
     return side in target.sides
+
+
+def without_missing_extras(target: Target, chosen: list[str], *, asked: bool) -> tuple[list[str], dict[str, str]]:
+    """``chosen`` less the profiles whose optional packages this install lacks, and why each was
+    left out (with the pip command). A profile asked for by name that cannot run is a
+    ``ConfigError``; so is a default run left with nothing."""
+    left_out: dict[str, str] = {}
+    for profile, (modules, extra) in declared_profile_needs(target).items():
+        missing = missing_modules(modules) if profile in chosen else []
+        if missing:
+            left_out[profile] = (
+                f"it needs {', '.join(missing)}, which this install lacks: pip install 'lakecert[{extra}]'"
+            )
+    if left_out and asked:
+        raise ConfigError("; ".join(f"profile {p} cannot run: {why}" for p, why in left_out.items()))
+    kept = [p for p in chosen if p not in left_out]
+    if not kept:
+        raise ConfigError("no profile can run on this install: " + "; ".join(left_out.values()))
+    return kept, left_out
 
 
 def select_profiles(target: Target, wanted: list[str] | None, *, bound: bool = False) -> list[str]:
@@ -198,14 +231,21 @@ class RunContext:
     collected: int | None = None  # checks selected, once collection is done
     jobs: int = 1  # processes sharing the run's checks (``plugin.shards``)
     interrupted: bool = False
-    unavailable: str | None = None  # why the target's preflight failed: every check ends in ERROR
     stopped_at: str | None = None  # fail-fast: the check whose FAIL stopped the run
     # The concurrency explorer's counts per format (checks/explorer/runner.py): schedules the checks
     # asked for and engine runs made, with the model's plan or without
     held_schedules: dict[str, dict[str, object]] = field(default_factory=dict)
+    # Profiles a default run left out because this install lacks their optional packages, and why.
+    profiles_not_installed: dict[str, str] = field(default_factory=dict)
+    # Rules whose every check the budget deselected, and how to run them (``note_left_out``): the
+    # profile is certified without them, and says so.
+    budget_left_out: dict[str, str] = field(default_factory=dict)
+    # ``--shard K/N``: this run's part of a split run (``plugin.split``), recorded for ``lakecert merge``.
+    shard: dict[str, Any] | None = None
     _target_catalog: Catalog | None = None
     _reference_catalog: ReferenceCatalog | None = None
     _target_version: str | None = None
+    _target_versions: dict[str, str] | None = None
     catalog_side: Target | None = None  # interop: the target whose catalog the client is bound to
     _pair_catalog: Catalog | None = None
 
@@ -226,16 +266,30 @@ class RunContext:
         fixtures_dir.configure(cfg.settings.paths.fixtures)
         if cfg.settings.paths.jars is not None:  # for adapters, and the engines they start in other processes
             os.environ["LAKECERT_JARS"] = str(cfg.settings.paths.jars)
+        if cfg.settings.paths.cache is not None:  # where adapters fetch the releases they are asked for
+            os.environ["LAKECERT_CACHE"] = str(cfg.settings.paths.cache)
         target = build_target(cfg.target, cfg)
         catalog_side = _catalog_side(cfg)
         chosen = select_profiles(target, cfg.settings.profiles, bound=catalog_side is not None)
+        chosen, not_installed = without_missing_extras(target, chosen, asked=bool(cfg.settings.profiles))
         jobs = run_jobs(cfg, target, catalog_side, selected=selected)  # before anything on disk changes
         workdir = workdir or out / "work"
         shutil.rmtree(workdir, ignore_errors=True)
         workdir.mkdir(parents=True)
         warehouse, storage, s3 = _warehouse(cfg, workdir)
         env = TargetEnv(workdir, warehouse, storage, cfg.target_options(), s3, seed=cfg.seed)
-        return cls(cfg, out, target, chosen, env, partial, requirements, catalog_side=catalog_side, jobs=jobs)
+        return cls(
+            cfg,
+            out,
+            target,
+            chosen,
+            env,
+            partial,
+            requirements,
+            catalog_side=catalog_side,
+            jobs=jobs,
+            profiles_not_installed=not_installed,
+        )
 
     @staticmethod
     def of(config: pytest.Config) -> RunContext:
@@ -248,22 +302,38 @@ class RunContext:
     def plugin(self) -> object:
         return _Provide(self)
 
+    def note_left_out(self, kept: list[pytest.Item], dropped: list[pytest.Item], how: dict[str, str]) -> None:
+        """The budget deselected ``dropped``: each rule none of ``kept`` speaks for is left out, with
+        how to run it (``how``: a dropped check's name -> the setting that runs it)."""
+        judged = {rid for item in kept for rid in req_ids(item)}
+        for item in dropped:
+            for rid in set(req_ids(item)) - judged:
+                hints = self.budget_left_out.get(rid, "")
+                hint = how[item.nodeid]
+                if hint not in hints:
+                    self.budget_left_out[rid] = f"{hints}; or {hint}" if hints else hint
+
     def derived_seed(self, salt: str) -> int:
         """A seed for one part of the run (a check, a client), the same in every run with this seed."""
         return int(hashlib.sha256(f"{self.config.seed}:{salt}".encode()).hexdigest()[:8], 16)
 
     @property
     def target_version(self) -> str:
-        """Asked once, under the call deadline; never for a target that failed its preflight."""
+        """Asked once, under the call deadline."""
         if self._target_version is None:
-            if self.unavailable is not None:
-                return "unknown (unavailable)"
             try:
                 with deadline(self.config.settings.deadlines.call_s, "the target's version()"):
                     self._target_version = self.target.version()
             except (Exception, DeadlineExceeded) as e:  # the version line must not break a run
                 self._target_version = f"unknown ({type(e).__name__})"
         return self._target_version
+
+    @property
+    def target_versions(self) -> dict[str, str]:
+        """What really ran, part by part, as the target observed it (``observed_versions``)."""
+        if self._target_versions is None:
+            self._target_versions = _observed(self.target, self.config.settings.deadlines.call_s)
+        return self._target_versions
 
     def _catalog_side_version(self) -> str | None:
         side = self.catalog_side
@@ -329,17 +399,31 @@ class RunContext:
             )
         return self._reference_catalog
 
+    def label(self) -> str:
+        """What the run tested: ``--label``, else the target and the URL it was pointed at."""
+        if self.config.settings.label:
+            return self.config.settings.label
+        url = self.config.target_options().get("url")
+        return f"{self.config.target} @ {url}" if isinstance(url, str) and url else self.config.target
+
     def run_info(self) -> dict[str, Any]:
         reqs = load_all()
         spec_revisions = sorted({reqs[r.id].spec.revision for p in self.profiles for r in profiles()[p]})
         return {
             "target": self.config.target,  # as selected, so reruns and baselines key on it
+            "label": self.label(),
             "target_label": self.target.name,
             "target_kind": self.target.kind,
             "target_version": self.target_version,
             "catalog_target": self.config.settings.catalog_target,  # interop: whose catalog the client went through
+            "target_versions": self.target_versions,
+            "target_options": self.config.redacted_target_options(),
             "catalog_target_version": self._catalog_side_version(),
+            "catalog_target_versions": _observed(self.catalog_side, self.config.settings.deadlines.call_s)
+            if self.catalog_side is not None
+            else None,
             "profiles": self.profiles,
+            "profiles_not_installed": self.profiles_not_installed,  # left out of a default run, and why
             "seed": self.config.seed,
             "config_source": self.config.source,
             "config": self.config.redacted(),
@@ -353,6 +437,7 @@ class RunContext:
             "jobs": self.jobs,
             "python": sys.version.split()[0],
             "platform": platform.platform(),
+            **({"shard": self.shard} if self.shard is not None else {}),
         }
 
     def close(self) -> None:

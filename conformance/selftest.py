@@ -14,6 +14,7 @@ requirement the check names, not by one that breaks it on the side.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import multiprocessing
 import os
@@ -112,6 +113,12 @@ def _warm() -> None:
 
 def run_selftest(out: Path, jobs: int = 0, as_json: bool = False, complete: bool = False) -> int:
     _warm()
+    if not as_json and importlib.util.find_spec("pyiceberg") is None:  # its variants are not even registered
+        print(
+            "lakecert: the Iceberg REST catalog's variants and profile iceberg-catalog-commit are not run: "
+            "this install lacks pyiceberg: pip install 'lakecert[iceberg]'",
+            file=sys.stderr,
+        )
 
     runs = [("reference", ())] + [(f"faulty:{f.name}", f.breaks) for f in all_faults().values()]
     outcomes: list[VariantOutcome] = []

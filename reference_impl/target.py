@@ -39,6 +39,8 @@ class ReferenceTarget:
         self.interop_pair = bool(
             fault and fault.side in ("catalog", "client") and any(r.startswith("INT-") for r in fault.breaks)
         )
+        # The reference Iceberg REST catalog is built on pyiceberg's models and served by FastAPI.
+        self.profile_needs = {"iceberg-catalog-commit": (("pyiceberg", "fastapi", "uvicorn"), "iceberg")}
 
     def version(self) -> str:
         return VERSION

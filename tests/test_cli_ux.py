@@ -28,6 +28,9 @@ from tests.helpers import REPO, lakecert, results
 
 COMMANDS = {
     "run",
+    "diff",
+    "record-compat",
+    "compat-page",
     "targets",
     "selftest",
     "report",

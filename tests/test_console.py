@@ -4,6 +4,7 @@ command that, pasted into a shell, reproduces the failure; partial runs never re
 from __future__ import annotations
 
 import io
+import json
 import os
 import shlex
 import subprocess
@@ -168,3 +169,74 @@ def test_many_failures_beyond_the_first_ones_get_one_line_each(tmp_path: Path) -
     assert "\n2 more (each reproducer has its rerun command):" in text
     for i in (MAX_DETAILED, MAX_DETAILED + 1):
         assert f"  FAIL checks/x.py::test_{i} (ICE-X): first\n" in text
+
+
+# A vendor's catalog whose staging calls take a second each: the check that stages three tables is
+# silent for seconds, far longer than the thresholds the run below is given.
+SLOW_ADAPTER = """
+import time
+
+from memory_catalog import MemoryCatalog, MemoryCatalogTarget
+
+
+class SlowCatalog(MemoryCatalog):
+    def create_staging_table(self):
+        time.sleep(1.0)
+        return super().create_staging_table()
+
+
+class SlowTarget(MemoryCatalogTarget):
+    name = "slow-memory-catalog"
+
+    def make_catalog(self, env):
+        return SlowCatalog(env.warehouse_uri, env.storage, self.max_unpublished)
+"""
+
+# The thresholds are module constants, not settings: the run is started with them lowered.
+RUN_WITH_LOW_THRESHOLDS = """
+import sys
+import conformance.plugin.progress as progress
+progress.FIRST_S, progress.EVERY_S = 0.05, 0.2
+from conformance.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_silent_check_is_announced_on_a_stderr_that_is_no_terminal(tmp_path: Path) -> None:
+    """Issue 30: checks of minutes printed nothing, because the line went to the stderr pytest
+    captures while a check runs. Here stderr is a pipe, as in a CI log."""
+    (tmp_path / "slow_adapter.py").write_text(SLOW_ADAPTER)
+    check = "checks/delta/catalog/test_discovery.py::test_staging_locations_are_unique"
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_WITH_LOW_THRESHOLDS, "run", "--target", "slow_adapter:SlowTarget"]
+        + ["--select", check, "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO / 'tests' / 'adapters'}"},
+        timeout=600,  # a hang guard only
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert f"lakecert: still running {check} (" in proc.stderr, proc.stderr[-2000:]
+    assert "still running" not in proc.stdout  # pytest's dots stay apart from the announcements
+
+
+def test_a_network_check_names_its_http_replay_script(tmp_path: Path) -> None:
+    rel = "reproducers/checks_x.py_test_y.json"
+    (tmp_path / "reproducers").mkdir()
+    (tmp_path / rel).write_text(
+        json.dumps({"rerun": "lakecert run ...", "http": {"replay": "checks_x.http/replay.sh"}})
+    )
+    data = _results_with("the catalog answered 500")
+    data["results"][0]["reproducer"] = rel  # type: ignore[index]
+    buf = io.StringIO()
+    print_summary(data, tmp_path, Console(file=buf, width=400, soft_wrap=True))
+    assert f"  http:       bash {tmp_path / 'reproducers' / 'checks_x.http' / 'replay.sh'}" in buf.getvalue()
+
+
+def test_targets_shows_the_side_of_each_variant() -> None:
+    lines = lakecert("targets").stdout.splitlines()
+    assert lines[0].split() == ["TARGET", "KIND", "SIDE", "DESCRIPTION"]
+    sides = {line.split()[0]: line.split()[2] for line in lines[1:]}
+    assert sides["faulty:accept-gap"] == "catalog" and sides["faulty:abort-after-swap"] == "engine"
+    assert sides["reference"] == "-"

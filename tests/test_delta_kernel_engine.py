@@ -1,6 +1,8 @@
 """Delta Kernel 4.4.0 as the Delta engine of profile delta-row-conflicts: path-based and
 catalog-managed tables, each commit parked in a wrapper of the table's committer (Kernel's UC
-committer on a catalog-managed table) until the schedule releases it.
+committer on a catalog-managed table) until the schedule releases it. It builds INSERTs, property
+changes and copy-on-write DELETE, UPDATE and OPTIMIZE (removes with Kernel's internal action
+classes); not MERGE, and no rewrite of a row-tracking table.
 
 One driver JVM for the in-process tests (the hold is real, Kernel's outcomes are the model's, a hold
 that releases in the wrong order cannot make the suite blame Kernel, a faulty variant is caught on
@@ -10,6 +12,7 @@ The observed matrix is in docs/compatibility.md.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +25,8 @@ from conformance.checks.delta_conflicts.harness import run_check
 from conformance.checks.delta_conflicts.scenarios import (
     CATALOG_MANAGED,
     CONFIGS,
+    DELETE_KIM,
+    MERGE_JACK,
     SET_PROPERTY,
     VERSION_PAIRS,
     WRITE_SERIALIZABLE,
@@ -30,7 +35,16 @@ from conformance.checks.delta_conflicts.scenarios import (
     serial_order,
 )
 from conformance.checks.explorer.runner import ScheduleRunner
-from conformance.checks.iceberg.scenarios import DELETE_JACK, INSERT_LEE, INSERT_MAX
+from conformance.checks.iceberg.scenarios import (
+    COMPACT_ALL,
+    DELETE_JACK,
+    DELETE_JILL,
+    DELETE_RED,
+    INSERT_LEE,
+    INSERT_MAX,
+    UPDATE_JACK_COLOR,
+    UPDATE_RED_TO_BLUE,
+)
 from conformance.contract.delta_engine import DeltaSetup, NotSupported
 from conformance.contract.iceberg import CommitResult, Operation
 from conformance.history import History, check
@@ -46,6 +60,8 @@ from tests.helpers import lakecert, results
 
 pytestmark = [pytest.mark.xdist_group("delta-kernel"), pytest.mark.slow]
 WS_NODV = WRITE_SERIALIZABLE[0]
+WS_DV = next(c for c in WRITE_SERIALIZABLE if c.deletion_vectors and not c.row_tracking and not c.catalog_managed)
+WS_DV_RT = next(c for c in WRITE_SERIALIZABLE if c.row_tracking and not c.catalog_managed)
 WS_NODV_CM = next(c for c in CATALOG_MANAGED if c.isolation is WS_NODV.isolation and not c.deletion_vectors)
 # What Kernel's public write API builds: every race of two of them, both ways.
 RACES = tuple(race(a, b) for a in (INSERT_LEE, SET_PROPERTY) for b in (INSERT_MAX, SET_PROPERTY))
@@ -92,12 +108,56 @@ def test_kernel_outcomes_are_the_models(engine: KernelDeltaEngine) -> None:
     for n, schedule in enumerate(RACES):
         got = run_held(engine, f"race{n}", WS_NODV, schedule, report=False)
         want = run_held(model, f"race{n}", WS_NODV, schedule, report=False)
-        # The set-up differs (Kernel commits one version per initial data file, the model one in
-        # all): versions are compared relative to the start, rows at the last version.
+        # The set-up's versions differ (Kernel's table starts with a create-table commit):
+        # versions are compared relative to the start, rows at the last version.
         assert _outcomes(got) == _outcomes(want), schedule.describe()
         assert sorted(got.reads[-1].rows) == sorted(want.reads[-1].rows)
     aborted = run_held(engine, "metadata_first", WS_NODV, race(SET_PROPERTY, INSERT_LEE), report=False)
     assert [o.commit_version is None for o in aborted.ops] == [False, True]
+
+
+def test_copy_on_write_rewrites_are_what_connectors_build(engine: KernelDeltaEngine, tmp_path: Path) -> None:
+    """DELETE and UPDATE (by id, by a non-key predicate) rewrite the files holding matched rows;
+    OPTIMIZE rewrites every live file into one, its removes and add with dataChange=false; a write
+    that matches no row commits nothing. On a table with deletion vectors enabled too (Kernel writes
+    none: copy-on-write)."""
+    start = engine.create_table("cow", WS_DV).version
+    assert engine.begin("cow", 0, DELETE_JACK).release().version == start + 1
+    assert sorted(r[0] for r in engine.read("cow").rows) == ["jill", "kim"]
+    assert engine.begin("cow", 0, UPDATE_RED_TO_BLUE).release().version == start + 2
+    assert {r[1] for r in engine.read("cow").rows} == {"blue"}
+    before = engine.read("cow").rows
+    assert engine.begin("cow", 0, COMPACT_ALL).release().version == start + 3
+    assert engine.read("cow").rows == before
+    log = tmp_path / "cow" / "_delta_log" / f"{start + 3:020d}.json"
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    files = [(kind, a[kind]) for a in actions for kind in ("add", "remove") if kind in a]
+    assert [k for k, _ in files].count("add") == 1 and "remove" in [k for k, _ in files]
+    assert all(f["dataChange"] is False for _, f in files)
+    nothing = engine.begin("cow", 0, DELETE_JACK).release()  # jack is gone already
+    assert not nothing.committed and nothing.version is None
+    assert engine.read("cow").version == start + 3
+
+
+# Two rewrites from one snapshot: of one file (jack and jill share one) the second must not commit
+# over the first; of different files both may. And a DELETE by a non-key predicate racing an append.
+SAME_FILE = (race(DELETE_JACK, DELETE_JILL), race(UPDATE_JACK_COLOR, COMPACT_ALL), race(COMPACT_ALL, DELETE_KIM))
+OTHER_FILES = (race(DELETE_JACK, DELETE_KIM), race(DELETE_RED, INSERT_LEE))
+
+
+def test_rewrites_racing_on_one_file_are_refused(engine: KernelDeltaEngine) -> None:
+    """Kernel 4.4.0 compares a winner's removes with its own (delta-io/delta#7163): the second of two
+    rewrites of one file aborts; rewrites of different files both commit, as does an append after
+    a DELETE (WriteSerializable places it after). No history holds an anomaly. Kernel checks removed
+    files, not what the loser read, so where Delta's documented checks (the model's DELTA_SPARK
+    preset) also abort a rewrite of another file of an unpartitioned table, Kernel commits it, with
+    the rows of a serial order. (Kernel 4.3.1 commits both rewrites of one file and brings deleted
+    rows back: docs/reproducers/kernel-7163.md.)"""
+    for n, schedule in enumerate(SAME_FILE + OTHER_FILES):
+        history = run_held(engine, f"rewrite{n}", WS_NODV, schedule, report=False)
+        assert check(history, serial_order(WS_NODV)) == [], schedule.describe()
+        second = history.ops[1].commit_version
+        assert (second is None) == (schedule in SAME_FILE), schedule.describe()
 
 
 def test_catalog_managed_appends_race_through_the_catalog(engine: KernelDeltaEngine, catalog: ReferenceCatalog) -> None:
@@ -137,15 +197,20 @@ def _outcomes(history: History) -> list[int | None]:
 def test_operations_and_tables_kernel_cannot_build_are_not_supported(
     engine: KernelDeltaEngine, process: KernelProcess, tmp_path: Path
 ) -> None:
-    assert engine.refuses(DELETE_JACK) is not None and engine.refuses(INSERT_LEE) is None
+    assert engine.refuses(MERGE_JACK) is not None
+    assert all(engine.refuses(op) is None for op in (INSERT_LEE, DELETE_JACK, UPDATE_JACK_COLOR, COMPACT_ALL))
     with pytest.raises(NotSupported):
         engine.create_table("serializable", CONFIGS[0])  # Kernel refuses delta.isolationLevel
     with pytest.raises(NotSupported):  # an engine bound to no catalog builds path-based tables only
         KernelDeltaEngine(process, tmp_path / "no-catalog").create_table("cm", WS_NODV_CM)
-    # A schedule with an operation Kernel has no API for is skipped, and the one it can run is judged.
+    # A rewrite would give a row-tracking table's surviving rows new row ids: not asked of Kernel.
+    engine.create_table("tracked", WS_DV_RT)
+    with pytest.raises(NotSupported, match="row ids"):
+        engine.begin("tracked", 0, DELETE_JACK)
+    # A schedule with an operation the engine does not build is skipped, and the one it can run is judged.
     scenario = Scenario(
         "DELTA-ONE-VERSION-PER-COMMIT",
-        (race(DELETE_JACK, INSERT_LEE), race(INSERT_LEE, INSERT_MAX)),
+        (race(MERGE_JACK, INSERT_LEE), race(INSERT_LEE, INSERT_MAX)),
         VERSION_PAIRS.kinds,
     )
     transcript = Transcript()
@@ -206,24 +271,23 @@ def test_a_faulty_store_that_overwrites_commit_files_is_caught_on_the_kernel_pat
 
 
 def test_profile_runs_end_to_end(tmp_path: Path) -> None:
-    """`lakecert run --target delta-kernel --profile delta-row-conflicts` on two commit-file checks of
-    one configuration: the abort check (UPDATE and DELETE only) is NOT_APPLICABLE, the
-    version-per-commit check runs its two-append schedule and passes. (The whole profile: `make
-    bench-kernel-engine`, docs/compatibility.md.)"""
+    """`lakecert run --target delta-kernel --profile delta-row-conflicts` on two commit-file checks:
+    the abort check (UPDATE and DELETE racing) runs Kernel's copy-on-write rewrites and passes; on a
+    row-tracking table, where the engine asks Kernel for no rewrite, it is NOT_APPLICABLE with
+    lakecert's reason. (The whole profile: `make bench-kernel-engine`, docs/compatibility.md.)"""
     out = tmp_path / "run"
-    checks = "checks/delta_conflicts/test_commits.py::"
+    check = "checks/delta_conflicts/test_commits.py::test_aborted_writes_leave_no_trace"
     proc = lakecert(
         "run", "--target", "delta-kernel", "--profile", "delta-row-conflicts", "--out", str(out),
-        "--select", f"{checks}test_aborted_writes_leave_no_trace[writeserializable-nodv]",
-        "--select", f"{checks}test_commits_get_their_own_versions[writeserializable-nodv]",
+        "--select", f"{check}[writeserializable-nodv]", "--select", f"{check}[writeserializable-dv-rt]",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     res = results(out)
     assert res["run_info"]["target_version"].startswith("Delta Kernel 4.4.0")
     status = {r["test"].rsplit("::", 1)[-1]: r["status"] for r in res["results"]}
     assert status == {
-        "test_aborted_writes_leave_no_trace[writeserializable-nodv]": "NOT_APPLICABLE",
-        "test_commits_get_their_own_versions[writeserializable-nodv]": "PASS",
+        "test_aborted_writes_leave_no_trace[writeserializable-nodv]": "PASS",
+        "test_aborted_writes_leave_no_trace[writeserializable-dv-rt]": "NOT_APPLICABLE",
     }
     skipped = next(r for r in res["results"] if r["status"] == "NOT_APPLICABLE")
-    assert "UPDATE" in skipped["message"]  # lakecert's own reason (which operation), not Kernel's text
+    assert "row ids" in skipped["message"]  # lakecert's own reason, not Kernel's text

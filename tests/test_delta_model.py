@@ -146,10 +146,10 @@ def test_kernel_without_file_checks_resurrects_and_duplicates_rows() -> None:
 
 def test_delta_rs_preset_duplicates_rows_with_two_optimizes_only() -> None:
     """The delta-rs 1.6 preset gives what real delta-rs did: only concurrent compactions break."""
-    # every row twice while no committed write touched it: the checker's wrong-value
+    # every row twice while no committed write touched it: named by what the read shows
     assert {(req, kind) for req, _, kind in _anomalies(DELTA_RS_1_6)} == {
-        ("DELTA-COMPACTION-PRESERVES-ROWS", "wrong-value"),
-        ("DELTA-ISOLATION-LEVEL", "wrong-value"),
+        ("DELTA-COMPACTION-PRESERVES-ROWS", "duplicate-row"),
+        ("DELTA-ISOLATION-LEVEL", "duplicate-row"),
     }
 
 

@@ -87,6 +87,7 @@ def test_sdist_and_wheel_carry_the_fixtures_and_requirements(dists: dict[str, Pa
     assert wanted <= in_wheel and wanted <= in_sdist
     assert requirements <= in_wheel and requirements <= in_sdist
     assert "conformance/pytest.ini" in in_wheel
+    assert "conformance/docs/certify.md" in in_wheel, "`lakecert --help` names the documents: they ship"
 
 
 @pytest.fixture(scope="module")
@@ -106,20 +107,32 @@ def test_core_install_has_no_extras(core_venv: Path) -> None:
     assert json.loads(proc.stdout) == dict.fromkeys(EXTRAS_ONLY, False)
 
 
-def test_installed_wheel_certifies_the_reader_profile(core_venv: Path, tmp_path: Path) -> None:
+def test_installed_wheel_certifies_what_the_core_can_and_names_the_extra_for_the_rest(
+    core_venv: Path, tmp_path: Path
+) -> None:
     elsewhere = tmp_path / "vendor"
     elsewhere.mkdir()
-    proc = _run([str(core_venv / "bin/lakecert"), "run", "--profile", "delta-cm-reader", "--out", "run"], elsewhere)
+    proc = _run([str(core_venv / "bin/lakecert"), "run", "--out", "run"], elsewhere)  # the README's first command
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     res = json.loads((elsewhere / "run/results.json").read_text())
     assert res["verdict"] == "CERTIFIED"
-    assert res["profiles"] == {"delta-cm-reader": {"verdict": "CERTIFIED"}}
+    assert "delta-cm-reader" in res["profiles"] and "iceberg-catalog-commit" not in res["profiles"]
+    assert set(res["run_info"]["profiles_not_installed"]) == {"iceberg-catalog-commit"}
+    said = [line for line in proc.stderr.splitlines() if "iceberg-catalog-commit not run" in line]
+    assert len(said) == 1 and "pip install 'lakecert[iceberg]'" in said[0]
     assert res["results"] and all(r["status"] == "PASS" for r in res["results"])
+    asked = _run(
+        [str(core_venv / "bin/lakecert"), "run", "--profile", "iceberg-catalog-commit", "--out", "no"], elsewhere
+    )
+    assert asked.returncode == 2 and "lakecert[iceberg]" in asked.stderr and not (elsewhere / "no").exists()
     assert (elsewhere / "run/certificate.json").is_file()
     where = _run([str(core_venv / "bin/python"), "-c", "import conformance; print(conformance.__file__)"], elsewhere)
     assert Path(where.stdout.strip()).is_relative_to(core_venv)  # the installed copy, not this checkout
     version = _run([str(core_venv / "bin/lakecert"), "--version"], elsewhere)
     assert version.returncode == 0 and version.stdout.startswith("lakecert ")
+    usage = _run([str(core_venv / "bin/lakecert"), "--help"], elsewhere).stdout
+    named = usage.split("docs: ", 1)[1].split()[0]
+    assert Path(named).is_file() and Path(named).is_relative_to(core_venv), named  # shipped, not the checkout's
 
 
 def test_a_target_whose_extras_are_missing_is_a_usage_error(core_venv: Path, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from reference_impl.faults.registry import all_faults
 from tests.helpers import lakecert, results
+from tests.test_why_lines import bad_whys
 
 
 def test_reference_certified_and_every_variant_caught(tmp_path: Path) -> None:
@@ -28,6 +29,9 @@ def test_reference_certified_and_every_variant_caught(tmp_path: Path) -> None:
     # Focused: each variant ran fewer checks than the reference, never more.
     assert all(set(o["checks"]) <= reference_checks for o in outcomes)
     assert len(by_target) == len(all_faults()) + 1
+    # Every check a variant fails says why in lakecert's words, not pytest's (issue 30).
+    bad = bad_whys(tmp_path)
+    assert not bad, json.dumps(bad, indent=1)
 
 
 def test_requirement_runs_only_its_checks(tmp_path: Path) -> None:

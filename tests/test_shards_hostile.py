@@ -21,18 +21,17 @@ ADAPTERS = {**os.environ, "PYTHONPATH": str(REPO / "tests" / "adapters")}
 GUARD_S = 300  # hang guards only: generous for a loaded 2-core machine
 
 
-def test_a_failed_preflight_is_every_checks_cause_in_every_process(out: Path) -> None:
-    # The preflight runs once, in the run's own process: the other one used to run its share of the
-    # checks against the target as if it had answered.
+def test_a_failed_preflight_stops_a_shared_run_before_any_process_starts(out: Path) -> None:
+    # The preflight runs once, in the run's own process, before the other one is forked: an
+    # unavailable target stops the run with one line, and no process runs a check against it.
     proc = lakecert(
         "run", "--target", "tests.adapters.shard_hostile:UnavailableSharedTarget", "--jobs", "2", "--out", str(out),
         env=ADAPTERS,
     )  # fmt: skip
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
-    res = results(out)
-    assert res["run_info"]["jobs"] == 2 and res["run_info"]["complete"] is True
-    assert {r["status"] for r in res["results"]} == {"ERROR"}
-    assert len({r["message"] for r in res["results"]}) == 1  # the one cause, whichever process ran the check
+    assert "unavailable, nothing was run" in proc.stderr
+    assert not (out / "results.json").exists() and not (out / "certificate.json").exists()
+    assert not (out / "work").exists() or not list(out.glob("work/shard-*")), "no share of the run started"
 
 
 def test_a_process_that_crashes_leaves_the_run_incomplete(out: Path) -> None:

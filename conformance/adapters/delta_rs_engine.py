@@ -13,33 +13,52 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+from importlib.metadata import distributions
 from importlib.metadata import version as dist_version
 from typing import Any
 
 from conformance.adapters.delta_rs_worker import serve
+from conformance.artifacts.pypi import installed
+from conformance.contract.delta import AdapterBroken
 from conformance.contract.delta_engine import DeltaSetup, NotSupported
 from conformance.contract.iceberg import CommitResult, Operation, TableRead
 from conformance.contract.target import Kind, Side, TargetBase, TargetEnv
 from conformance.observe.object_proxy import RecordingProxy
 
 VERSION_ENV = "LAKECERT_DELTALAKE_VERSION"
+DIST = "deltalake"
 BUCKET = "lakecert-delta-rs"
 
 
 CONFLICT_ERRORS = frozenset({"CommitFailedError"})  # delta-rs's conflict checker said no
 
 
+# Raised by Python itself when lakecert's worker calls an API the deltalake release under test does
+# not have (another release: a renamed argument, a moved function): lakecert's fault, never the
+# engine's refusal of a table.
+HARNESS_ERRORS = frozenset({"AttributeError", "TypeError", "NameError", "ImportError", "ModuleNotFoundError"})
+
+
 class RemoteError(Exception):
-    """A delta-rs call failed in its worker for a reason other than a conflict."""
+    """A delta-rs call failed in its worker for a reason other than a conflict (``kind``: the
+    exception's class name)."""
+
+    def __init__(self, kind: str, text: str) -> None:
+        super().__init__(f"{kind}: {text}")
+        self.kind = kind
+
+    @property
+    def harness(self) -> bool:
+        return self.kind in HARNESS_ERRORS
 
 
 class _Worker:
     """A process running ``delta_rs_worker.serve``."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, site: str | None = None) -> None:
         ctx = multiprocessing.get_context("spawn")  # no fork of this process's threads (moto, proxy)
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=serve, args=(child,), name=f"delta-rs-{name}", daemon=True)
+        self.process = ctx.Process(target=serve, args=(child, site), name=f"delta-rs-{name}", daemon=True)
         self.process.start()
 
     def receive(self, timeout: float) -> tuple[Any, ...]:
@@ -52,7 +71,7 @@ class _Worker:
         self.conn.send(msg)
         reply = self.receive(timeout)
         if reply[0] == "error":
-            raise RemoteError(f"{reply[1]}: {reply[2]}")
+            raise RemoteError(str(reply[1]), str(reply[2]))
         return reply[1]
 
     def stop(self) -> None:
@@ -93,7 +112,7 @@ class DeltaRsHeldCommit:
             if r.seq >= self._since and r.commit_version is not None and 200 <= r.status < 300
         ]
         if reply[0] == "error" and reply[1] not in CONFLICT_ERRORS:
-            raise RemoteError(f"{reply[1]}: {reply[2]}")
+            raise RemoteError(str(reply[1]), str(reply[2]))
         if written:  # it wrote a version (even if it then reported a failure): committed there
             return CommitResult(True, written[-1], "" if reply[0] == "ok" else f"{reply[1]} after writing")
         if reply[0] == "error":
@@ -104,12 +123,13 @@ class DeltaRsHeldCommit:
 class DeltaRsEngine:
     """One moto server and one recording proxy for the run; a worker process per writer."""
 
-    def __init__(self, hold_timeout_s: float = 120.0) -> None:
+    def __init__(self, hold_timeout_s: float = 120.0, site: str | None = None) -> None:
         import boto3
         from moto.server import ThreadedMotoServer
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's access log
         self.hold_timeout_s = hold_timeout_s
+        self._site = site  # the release under test, when it is not lakecert's own (``artifacts.pypi``)
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self._moto.start()
         host, port = self._moto.get_host_and_port()
@@ -123,8 +143,12 @@ class DeltaRsEngine:
 
     def _worker(self, client: str) -> _Worker:
         if client not in self._workers:
-            self._workers[client] = _Worker(client)
+            self._workers[client] = _Worker(client, self._site)
         return self._workers[client]
+
+    def observed_version(self) -> str:
+        """The deltalake version the engine's processes really import."""
+        return str(self._worker("setup").call(self.hold_timeout_s, "version"))
 
     def _options(self, client: str) -> dict[str, str]:
         return {
@@ -155,10 +179,14 @@ class DeltaRsEngine:
                 self.hold_timeout_s, "create", self._uri(name), self._options("setup"), config, files
             )
         except RemoteError as e:
+            if e.harness:  # lakecert's call does not fit this release: an ERROR, not a refusal
+                raise AdapterBroken(f"lakecert's delta-rs worker does not fit this deltalake release: {e}") from e
             raise NotSupported(f"delta-rs refuses a table with {config}: {e}") from e
         try:
             return self.read(name)
         except RemoteError as e:  # deletion vectors: delta-rs writes the table but cannot read it
+            if e.harness:
+                raise AdapterBroken(f"lakecert's delta-rs worker does not fit this deltalake release: {e}") from e
             raise NotSupported(f"delta-rs cannot read back a table with {config}: {e}") from e
 
     def begin(self, table: str, writer: int, op: Operation) -> DeltaRsHeldCommit:
@@ -169,7 +197,7 @@ class DeltaRsEngine:
         worker.conn.send(("begin", self._uri(table), self._options(client), op))
         started = worker.receive(self.hold_timeout_s)
         if started[0] != "started":
-            raise RemoteError(f"{started[1]}: {started[2]}")
+            raise RemoteError(str(started[1]), str(started[2]))
         held = DeltaRsHeldCommit(self, client, worker, int(started[1]), since)
         # Held at the commit PUT, or ended without one (nothing to commit, or an error).
         for _ in range(int(self.hold_timeout_s * 20)):
@@ -192,8 +220,9 @@ class DeltaRsEngine:
 
 class DeltaRsEngineTarget(TargetBase):
     """Options (``targets: {delta-rs-engine: {options: {...}}}``): ``version`` (the ``deltalake``
-    version the run must use, else the run stops with a configuration error; also from
-    ``LAKECERT_DELTALAKE_VERSION``) and ``hold_timeout_s`` (hang guard per held step)."""
+    release under test; also from ``LAKECERT_DELTALAKE_VERSION``; default the one installed beside
+    lakecert; another is installed from PyPI on first use into lakecert's version cache and imported
+    by the engine's processes only) and ``hold_timeout_s`` (hang guard per held step)."""
 
     name = "delta-rs-engine"
     kind: Kind = "third-party"
@@ -205,18 +234,29 @@ class DeltaRsEngineTarget(TargetBase):
     model_preset: str | None = "delta-rs-1.6"
 
     def __init__(self, version: str | None = None, hold_timeout_s: float = 120.0, exhaustive: bool = False) -> None:
-        wanted = version or os.environ.get(VERSION_ENV)
-        installed = dist_version("deltalake")
-        if wanted and wanted != installed:
-            raise ValueError(f"deltalake {wanted} asked for, {installed} installed")  # the registry: exit 2
+        wanted = str(version or os.environ.get(VERSION_ENV) or dist_version("deltalake"))
+        self._site: str | None = None
+        if wanted != dist_version("deltalake"):  # fetched now if need be: a release PyPI lacks is exit 2
+            self._site = str(installed(DIST, wanted))
         self.hold_timeout_s = hold_timeout_s
         self.delta_exhaustive = exhaustive
+        self._seen: str | None = None  # what the engine's processes import, once one started
+
+    def observed_versions(self) -> dict[str, str]:
+        """Asked of the engine's own process (``deltalake.__version__``); before it started, read
+        from the installed release's metadata."""
+        if self._seen is not None:
+            return {DIST: self._seen}
+        found = [d.version for d in distributions(name=DIST, path=[self._site])] if self._site else []
+        return {DIST: found[0] if found else dist_version(DIST)}
 
     def version(self) -> str:
-        return f"deltalake {dist_version('deltalake')}"
+        return f"deltalake {self.observed_versions()[DIST]}"
 
     def make_delta_engine(self, env: TargetEnv) -> DeltaRsEngine:
-        return DeltaRsEngine(self.hold_timeout_s)
+        engine = DeltaRsEngine(self.hold_timeout_s, self._site)
+        self._seen = engine.observed_version()
+        return engine
 
     def make_catalog(self, env: TargetEnv) -> object:
         raise NotImplementedError("delta-rs-engine has only the engine side")

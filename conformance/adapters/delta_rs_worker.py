@@ -5,7 +5,7 @@ held by the proxy would freeze every thread of its process, the proxy's included
 writer keeps the held call from stopping anyone else, and mirrors one client per writer.
 
 Messages in: ("create", uri, options, config, data_files), ("begin", uri, options, op),
-("read", uri, options, version), ("stop",). Out: ("ok", value) or ("error", class name, text);
+("read", uri, options, version), ("version",), ("stop",). Out: ("ok", value) or ("error", class name, text);
 "begin" answers ("started", version) first, then ("ok", None) or an error when the operation ends.
 """
 
@@ -76,8 +76,14 @@ def _read(uri: str, options: dict[str, str], version: int | None) -> tuple[int, 
     return int(dt.version()), rows
 
 
-def serve(conn: Connection) -> None:
-    """The worker's loop (the process target)."""
+def serve(conn: Connection, site: str | None = None) -> None:
+    """The worker's loop (the process target). ``site``: a folder holding the deltalake release under
+    test (``artifacts.pypi``), searched before lakecert's own environment."""
+    if site:
+        import sys
+
+        sys.path.insert(0, site)
+    import deltalake
     from deltalake import DeltaTable
 
     while True:
@@ -85,7 +91,9 @@ def serve(conn: Connection) -> None:
         try:
             if msg[0] == "stop":
                 return
-            if msg[0] == "create":
+            if msg[0] == "version":  # what this process really imported
+                conn.send(("ok", str(deltalake.__version__)))
+            elif msg[0] == "create":
                 conn.send(("ok", _create(*msg[1:])))
             elif msg[0] == "read":
                 conn.send(("ok", _read(*msg[1:])))

@@ -9,10 +9,12 @@ This package imports nothing else of lakecert (``tests/test_layering.py`` keeps 
 """
 
 from conformance.contract.delta import (
+    AdapterBroken,
     Catalog,
     CatalogError,
     CommitConflict,
     CommitRejected,
+    CredentialRefused,
     DeltaClient,
     FileInfo,
     GetCommitsResponse,
@@ -39,10 +41,12 @@ from conformance.contract.target import (
 )
 
 __all__ = [
+    "AdapterBroken",
     "Catalog",
     "CatalogError",
     "CommitConflict",
     "CommitRejected",
+    "CredentialRefused",
     "DeltaClient",
     "FileInfo",
     "GetCommitsResponse",

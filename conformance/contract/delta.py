@@ -43,6 +43,18 @@ class TableNotFound(CatalogError):
     """No table of that name or id."""
 
 
+class CredentialRefused(Exception):
+    """The catalog refused lakecert's credential for a call lakecert needs to set the scene (401, or
+    403 on anything but a commit proposal, which a catalog may refuse by rule): the user's set-up,
+    not the product's fault. The check ends in ERROR, never FAIL; the message says which call."""
+
+
+class AdapterBroken(Exception):
+    """The adapter's own machinery broke, not the product: a driver built for another release of the
+    system (a missing method or class, a ``LinkageError``), a worker that cannot import the release
+    under test. Always an ERROR: never the product's refusal (NOT_APPLICABLE), never a FAIL."""
+
+
 class NotSupported(Exception):
     """The target does not offer this optional capability.
 

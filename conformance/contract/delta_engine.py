@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
+from conformance.contract.env import TargetEnv
 from conformance.contract.iceberg import (
     CommitResult,
     HeldCommit,
@@ -30,7 +31,6 @@ from conformance.contract.iceberg import (
     Row,
     TableRead,
 )
-from conformance.contract.target import TargetEnv
 
 __all__ = [
     "CommitResult",

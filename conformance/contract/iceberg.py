@@ -21,7 +21,7 @@ from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from conformance.contract.delta import NotSupported
-from conformance.contract.target import TargetEnv
+from conformance.contract.env import TargetEnv
 
 COLUMNS = ("id", "color", "label")
 

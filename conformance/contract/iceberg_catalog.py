@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
-from conformance.contract.target import TargetEnv
+from conformance.contract.env import TargetEnv
 
 
 @dataclass

@@ -7,64 +7,21 @@ this module, so their names and types are written down once."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, runtime_checkable
+from typing import Literal, Protocol, TypedDict, runtime_checkable
 
-from conformance.contract.delta import Catalog, DeltaClient, NotSupported, Storage
+from conformance.contract.delta import Catalog, DeltaClient, NotSupported
+from conformance.contract.delta_engine import DeltaEngine
 
-if TYPE_CHECKING:
-    from conformance.contract.delta_engine import DeltaEngine
-    from conformance.contract.iceberg import IcebergEngine
-    from conformance.contract.iceberg_catalog import RestCatalogEndpoint
-
-
-@dataclass(frozen=True)
-class S3Settings:
-    """How to reach an S3-compatible store; what a client in another process (a JVM) needs as well."""
-
-    endpoint_url: str
-    region: str = "us-east-1"
-    access_key_id: str | None = None
-    secret_access_key: str | None = None
-
-
-@dataclass(frozen=True)
-class UCEndpoint:
-    """Where a client reaches a catalog over Unity Catalog's API, and where its tables are named.
-
-    Given to a client target (``TargetEnv.catalog_endpoint``) when its client is bound to such a
-    catalog (interop profile), so a client that talks to catalogs over HTTP itself (a JVM) goes
-    to that server rather than to the Python ``Catalog`` object it is handed."""
-
-    url: str
-    token: str | None = None
-    catalog: str = "unity"
-    schema: str = "default"
-    name_suffix: str = ""  # appended to every table name (run-scoped names of the ``uc`` target)
-
-    def full_name(self, name: str) -> tuple[str, str, str]:
-        """The three-part UC name of a check's table ``name``."""
-        return self.catalog, self.schema, name + self.name_suffix
-
+# TargetEnv, S3Settings and UCEndpoint live in ``env`` (below every contract module); they stay
+# importable from here, where adapters have always found them.
+from conformance.contract.env import S3Settings as S3Settings
+from conformance.contract.env import TargetEnv as TargetEnv
+from conformance.contract.env import UCEndpoint as UCEndpoint
+from conformance.contract.iceberg import IcebergEngine
+from conformance.contract.iceberg_catalog import RestCatalogEndpoint
 
 Kind = Literal["reference", "faulty", "third-party"]
 Side = Literal["catalog", "client", "engine", "iceberg-catalog"]
-
-
-@dataclass
-class TargetEnv:
-    """What lakecert hands a target when it builds its parts."""
-
-    workdir: Path  # private scratch space for this run (e.g. an embedded database)
-    warehouse_uri: str  # where tables of this run live (file:// or s3://)
-    storage: Storage  # the object store lakecert observes; clients should use it
-    options: dict[str, Any] = field(default_factory=dict)  # the target's `options` from the config
-    s3: S3Settings | None = None  # the store's settings when the warehouse is on S3, for clients in other processes
-    seed: int = 0  # the run's seed: a target that generates names or UUIDs should derive them from it
-    # Interop: the client is bound to a catalog reachable over UC's API at this endpoint (None: use
-    # the ``Catalog`` object ``make_client`` is given, e.g. the reference catalog).
-    catalog_endpoint: UCEndpoint | None = None
 
 
 class TargetUnavailable(Exception):
@@ -121,6 +78,12 @@ class TargetBase:
     #: True makes it judged on the interop profile too, its client through its own catalog.
     interop_pair: bool = False
 
+    #: Optional packages a profile needs for this target (profile -> (modules, the pip extra that
+    #: provides them)): on an install without them the profile is left out of a default run with one
+    #: line naming the extra, and refused when asked for by name (the reference's Iceberg REST
+    #: catalog needs pyiceberg and FastAPI, which a core install lacks).
+    profile_needs: dict[str, tuple[tuple[str, ...], str]] = {}
+
     #: Every part of the target is built in the process that uses it, and nothing it builds is shared
     #: with another process (no server, JVM or store outside it): lakecert may then share a run's
     #: checks among processes of its own, each building the target anew (``jobs``).
@@ -129,6 +92,13 @@ class TargetBase:
     def uc_endpoint(self) -> UCEndpoint | None:
         """Catalog targets speaking Unity Catalog's API: where clients in other processes reach them."""
         return None
+
+    def observed_versions(self) -> dict[str, str]:
+        """What really ran, part by part (``{"delta-kernel-api": "4.4.1", ...}``), asked of the
+        running system or read from the artifacts it loaded, never a constant of the adapter's.
+        Asked once, at the run's end; empty when nothing can be observed. Recorded in results.json,
+        the certificate, the Allure environment and the gate's baseline."""
+        return {}
 
     def preflight(self) -> None:
         """One cheap call before any check (network targets): raise ``TargetUnavailable`` if the
@@ -155,6 +125,11 @@ def declared_profiles(target: Target) -> frozenset[str] | None:
     return None if found is None else frozenset(found)
 
 
+def declared_profile_needs(target: Target) -> dict[str, tuple[tuple[str, ...], str]]:
+    found = getattr(target, "profile_needs", None)
+    return dict(found) if isinstance(found, dict) else {}
+
+
 def declared_iceberg_budget(target: Target) -> IcebergBudget:
     found: IcebergBudget | None = getattr(target, "iceberg_budget", None)
     return found or FULL_BUDGET
@@ -169,6 +144,12 @@ def make_delta_engine(target: Target, env: TargetEnv) -> DeltaEngine:
         raise TypeError(f"target {target.name} has no make_delta_engine(env) for delta-row-conflicts")
     engine: DeltaEngine = target.make_delta_engine(env)  # type: ignore[attr-defined]
     return engine
+
+
+def observed_versions(target: Target) -> dict[str, str]:
+    found = getattr(target, "observed_versions", None)
+    seen = found() if callable(found) else {}
+    return {str(k): str(v) for k, v in seen.items()} if isinstance(seen, dict) else {}
 
 
 def declared_uc_endpoint(target: Target) -> UCEndpoint | None:

@@ -83,7 +83,9 @@ def _row_anomaly(history: History, read: ReadRecord, row_id: str, order: SerialO
             f"no committed operation changed {row_id} after the set-up at v{history.initial_version}{during}, "
             f"yet the read at v{v} returns {shown} (the set-up left {leave})."
         )
-        return _anomaly(history, AnomalyKind.WRONG_VALUE, v, row_id, [*nearby, *others], observed, allowed, text)
+        # Named by what the read shows (a row twice, a row gone, other values), as when operations did run.
+        kind = _classify(SerialOrder.ANY, observed, allowed, any_order, ops)
+        return _anomaly(history, kind, v, row_id, [*nearby, *others], observed, allowed, text)
     aborted = _aborted_explaining(nearby, initial, ops, observed)
     if aborted:
         text = (

@@ -11,8 +11,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from conformance.contract.delta import (
+    AdapterBroken,
     Catalog,
     CatalogError,
+    CredentialRefused,
     DeltaClient,
     FileInfo,
     GetCommitsResponse,
@@ -27,7 +29,9 @@ from conformance.observe.deadline import DeadlineExceeded, deadline
 from conformance.observe.transcript import Transcript
 
 T = TypeVar("T")
-PASS_THROUGH = (CatalogError, NotSupported, FileExistsError, FileNotFoundError)
+# Contract errors, judged by the checks; CredentialRefused and AdapterBroken too: the user's set-up
+# and the adapter's own breakage (ERRORs), which wrapping in TargetRaised would charge to the product.
+PASS_THROUGH = (CatalogError, CredentialRefused, AdapterBroken, NotSupported, FileExistsError, FileNotFoundError)
 
 
 class TargetRaised(Exception):

@@ -14,7 +14,8 @@
   scene, so the check's rules were not put to the test: never a FAIL (which names a product
   defect), never NOT_APPLICABLE; the profile is not certified (docs/results.md "Who is wrong").
 - ERROR: lakecert itself or the environment broke (a bug in the suite's machinery, a deadline, a
-  target that could not be built or reached), so nothing is known about the product.
+  target that could not be built or reached, a credential the catalog refused for a call lakecert
+  needs: ``CredentialRefused``), so nothing is known about the product.
 """
 
 from __future__ import annotations
@@ -28,10 +29,9 @@ from types import TracebackType
 
 import pytest
 
-from conformance.contract.delta import CatalogError
+from conformance.contract.delta import AdapterBroken, CatalogError, CredentialRefused
 from conformance.contract.target import TargetUnavailable
 from conformance.observe.deadline import DeadlineExceeded
-from conformance.plugin.selection import req_ids
 from conformance.report.outcomes import (
     PRODUCT_FAULTS,
     NotApplicable,
@@ -39,9 +39,10 @@ from conformance.report.outcomes import (
     PremiseBroken,
     SuiteError,
     Violation,
+    req_ids,
 )
 from conformance.requirements import load_all
-from conformance.run_context import RunContext, TargetBuildError
+from conformance.run_context import TargetBuildError
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 # Where lakecert interprets what the target did: an exception raised there is about the product.
@@ -102,7 +103,9 @@ def blames_product(exc: BaseException) -> bool:
     """Whether an exception that is not a contract error was raised about the product."""
     if isinstance(exc, PRODUCT_FAULTS) or _is_flaky(exc):
         return True
-    if isinstance(exc, (*SUITE_BUGS, DeadlineExceeded, TargetBuildError, TargetUnavailable)):
+    if isinstance(
+        exc, (*SUITE_BUGS, DeadlineExceeded, TargetBuildError, TargetUnavailable, CredentialRefused, AdapterBroken)
+    ):
         return False
     frames = [f for f in _project_frames(exc.__traceback__) if not f.startswith("conformance/plugin/")]
     if any(f.startswith("target:") for f in frames):
@@ -201,8 +204,4 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """A target that failed its preflight is not called again: every check reports the one cause."""
     state_of(item)
-    cause = RunContext.of(item.config).unavailable
-    if cause is not None:
-        raise TargetUnavailable(cause)

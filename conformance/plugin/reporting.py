@@ -16,13 +16,12 @@ import pytest
 from conformance.observe.transcript import Transcript
 from conformance.plugin import shards
 from conformance.plugin.outcomes import CheckState, state_of
-from conformance.plugin.selection import req_ids
 from conformance.report.allure_meta import NODEID_LABEL, polish_results, write_run_metadata
 from conformance.report.allure_status import STATUS_LABEL, apply_lakecert_status
 from conformance.report.certificate import write_certificate
 from conformance.report.http_replay import write_replay
 from conformance.report.junit import write_junit
-from conformance.report.outcomes import ALLURE_SEVERITY, Outcome
+from conformance.report.outcomes import ALLURE_SEVERITY, Outcome, req_ids
 from conformance.report.rerun import rerun_command, secret_variable, secrets_to_set
 from conformance.report.results import CheckResult, RunSummary
 from conformance.report.swimlane import swimlane_svg
@@ -205,6 +204,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         partial=ctx.partial,
         interrupted=interrupted,
         collected=ctx.collected,
+        left_out=dict(ctx.budget_left_out),
     )
     ctx.out.mkdir(parents=True, exist_ok=True)
     results_path = ctx.out / "results.json"

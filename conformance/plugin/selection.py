@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.report.outcomes import req_ids
 from conformance.requirements import load_all
 from conformance.run_context import RunContext
-
-
-def req_ids(item: pytest.Item) -> list[str]:
-    return [rid for m in item.iter_markers("req") for rid in m.args]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -9,7 +9,10 @@ rewritten to start with its rules and profiles (``CAT-X (delta-cm-catalog): why`
 
 from __future__ import annotations
 
+import base64
+import html
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +67,9 @@ def write_run_metadata(allure_dir: Path, results: dict[str, Any], report_url: st
     verdict = "partial run, not a certification" if info.get("partial") else results["verdict"]
     env = {
         "Target": info["target"],
+        "Label": info.get("label"),
         "Target version": info.get("target_version"),
+        **{f"Ran {part}": seen for part, seen in (info.get("target_versions") or {}).items()},
         "Verdict": verdict,
         **{f"Profile {p}": v["verdict"] for p, v in results["profiles"].items()},
         "Seed": info["seed"],
@@ -78,8 +83,8 @@ def write_run_metadata(allure_dir: Path, results: dict[str, Any], report_url: st
     executor = {
         "name": "lakecert",
         "type": "lakecert",
-        "buildName": f"lakecert {info['suite_version']}: {info['target']} - {verdict}",
-        "reportName": f"lakecert: {info['target']} - {verdict}",
+        "buildName": f"lakecert {info['suite_version']}: {info.get('label') or info['target']} - {verdict}",
+        "reportName": f"lakecert: {info.get('label') or info['target']} - {verdict}",
     }
     if report_url:
         executor["reportUrl"] = report_url
@@ -95,6 +100,33 @@ def lakecert_message(row: CheckResult) -> str:
     return f"{', '.join(rules)} ({', '.join(profiles)}): {row.message or row.status.value}"
 
 
+SWIMLANES = "schedule (swimlanes)"
+
+
+def _show_swimlanes(allure_dir: Path, data: dict[str, Any]) -> None:
+    """Put the schedule's picture in the result's description, which Allure shows open at the top
+    of the result: as an attachment it was a collapsed line among the others (issue 30). An
+    ``<img>`` of a data URI keeps the picture's own markup and styles apart from the page's."""
+    source = next((a["source"] for a in data.get("attachments", []) if a.get("name") == SWIMLANES), None)
+    if source is None or "lakecert-swimlanes" in (data.get("descriptionHtml") or ""):
+        return
+    try:
+        svg = (allure_dir / source).read_bytes()
+    except OSError:
+        return
+    picture = (
+        '<div class="lakecert-swimlanes"><p><b>The schedule; the anomaly is marked in red</b></p>'
+        f'<img alt="{SWIMLANES}" style="max-width:100%" src="data:image/svg+xml;base64,'
+        f'{base64.b64encode(svg).decode()}"/></div>'
+    )
+    # Allure shows descriptionHtml instead of description: the check's description goes along,
+    # its Markdown bold (the rule's ID) kept as bold.
+    text = data.get("descriptionHtml") or ""
+    if not text and data.get("description"):
+        text = "<p>" + re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", html.escape(data["description"])) + "</p>"
+    data["descriptionHtml"] = picture + text
+
+
 def polish_results(allure_dir: Path, rows: list[CheckResult]) -> int:
     """Put lakecert's message on every non-passing result (the exception's trace stays below it)."""
     by_node = {r.test: r for r in rows if r.status is not Outcome.PASS}
@@ -107,6 +139,7 @@ def polish_results(allure_dir: Path, rows: list[CheckResult]) -> int:
             continue
         details = data.setdefault("statusDetails", {})
         details["message"] = lakecert_message(row)
+        _show_swimlanes(allure_dir, data)
         path.write_text(json.dumps(data))
         changed += 1
     return changed

@@ -51,16 +51,25 @@ def _certificate(raw: bytes, res: dict[str, Any]) -> dict[str, Any]:
         "target": {
             "name": info["target"],
             "label": info.get("target_label"),
+            "run_label": info.get("label"),  # what the run tested (``--label``, or the target and its URL)
             "kind": info["target_kind"],
             "version": info["target_version"],
+            # What really ran, part by part, as observed at run time (absent in older results).
+            "versions": info.get("target_versions") or {},
             # Interop runs only: the catalog the client was judged through.
             **(
-                {"catalog_target": info["catalog_target"], "catalog_version": info.get("catalog_target_version")}
+                {
+                    "catalog_target": info["catalog_target"],
+                    "catalog_version": info.get("catalog_target_version"),
+                    "catalog_versions": info.get("catalog_target_versions") or {},
+                }
                 if info.get("catalog_target")
                 else {}
             ),
         },
         "profiles": {p: v["verdict"] for p, v in res["profiles"].items()},
+        # Rules a profile's budget ran no check of: the profile is certified without them.
+        "not_judged": {p: v["left_out"] for p, v in res["profiles"].items() if v.get("left_out")},
         "verdict": res["verdict"],
         "partial": info.get("partial", False),
         "suite_version": info["suite_version"],

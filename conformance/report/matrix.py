@@ -45,7 +45,9 @@ class Run:
 
     @property
     def name(self) -> str:
-        return str(self.results["run_info"]["target"])
+        """The run's label (what it tested: the target and its URL, or ``--label``)."""
+        info = self.results["run_info"]
+        return str(info.get("label") or info["target"])
 
     def first_check(self, rid: str) -> dict[str, Any] | None:
         checks: list[dict[str, Any]] = [r for r in self.results["results"] if rid in r["requirements"]]

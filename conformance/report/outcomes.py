@@ -97,3 +97,8 @@ def not_applicable(reason: str) -> NoReturn:
 
 def worst(outcomes: list[Outcome]) -> Outcome:
     return min(outcomes, key=SEVERITY.index)
+
+
+def req_ids(item: pytest.Item) -> list[str]:
+    """The requirement IDs a check names with its ``req`` marks."""
+    return [rid for m in item.iter_markers("req") for rid in m.args]

@@ -45,6 +45,21 @@ class CheckResult:
             "observations": self.observations,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CheckResult:
+        """A row as ``to_json`` wrote it (``lakecert merge`` judges the rows of several runs)."""
+        return cls(
+            data["test"],
+            list(data["requirements"]),
+            Outcome(data["status"]),
+            data.get("message") or "",
+            float(data.get("duration_s") or 0.0),
+            data.get("reproducer"),
+            list(data.get("violated") or []),
+            bool(data.get("premise_broken")),
+            list(data.get("observations") or []),
+        )
+
 
 def requirement_outcome(req: Requirement, check_outcomes: list[Outcome]) -> Outcome:
     """A requirement's status from its checks; a broken SHOULD/MAY is a WARN, not a FAIL."""
@@ -65,6 +80,9 @@ class RunSummary:
     partial: bool = False  # only some checks were selected: never certifies
     interrupted: bool = False  # stopped by SIGINT/SIGTERM before the end: never certifies
     collected: int | None = None  # checks the run selected; fewer rows means it did not finish
+    # Rules the budget ran no check of, with how to run them: not judged, and said so; the profile
+    # is certified without them (its certificate lists them), never on them.
+    left_out: dict[str, str] = field(default_factory=dict)
     statuses: dict[str, Outcome] = field(init=False)
 
     @property
@@ -84,6 +102,10 @@ class RunSummary:
                 if rid in by_req:
                     by_req[rid].append(r.status)
         self.statuses = {rid: requirement_outcome(self.requirements[rid], outs) for rid, outs in by_req.items()}
+        self.left_out = {r: how for r, how in self.left_out.items() if self.statuses.get(r) is Outcome.NOT_RUN}
+
+    def left_out_of(self, profile: str) -> dict[str, str]:
+        return {r: how for r, how in self.left_out.items() if self.requirements[r].profile == profile}
 
     def profile_verdict(self, profile: str) -> str:
         """CERTIFIED, NOT_CERTIFIED, or NOT_APPLICABLE when every check was verified not to apply."""
@@ -112,7 +134,9 @@ class RunSummary:
         if any(r.premise_broken and ids & set(r.requirements) for r in self.results):
             return False
         # Every MUST must be shown to hold (or verified not to apply); nothing passes vacuously.
-        musts = [self.statuses[r.id] for r in reqs if r.level == "MUST" and not r.untestable]
+        musts = [
+            self.statuses[r.id] for r in reqs if r.level == "MUST" and not r.untestable and r.id not in self.left_out
+        ]
         return all(s in (Outcome.PASS, Outcome.NOT_APPLICABLE) for s in musts) and Outcome.PASS in statuses
 
     @property
@@ -150,7 +174,10 @@ class RunSummary:
                 }
                 for rid, req in self.requirements.items()
             },
-            "profiles": {p: {"verdict": self.profile_verdict(p)} for p in self.profiles},
+            "profiles": {
+                p: {"verdict": self.profile_verdict(p), **({"left_out": lo} if (lo := self.left_out_of(p)) else {})}
+                for p in self.profiles
+            },
             "counts": self.counts(),
             "verdict": self.verdict,
         }

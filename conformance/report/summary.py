@@ -72,6 +72,10 @@ def _print_failure(console: Console, row: dict[str, Any], results: dict[str, Any
         if picture.exists():
             console.print(f"  swimlanes:  {escape(str(picture))}")
     repro = _reproducer(out, row.get("reproducer"))
+    http = repro.get("http")
+    if isinstance(http, dict) and http.get("replay"):  # a network check: its requests, replayable with curl
+        script = (out / row["reproducer"]).parent / str(http["replay"])
+        console.print(f"  http:       bash {escape(str(script))}  (replays the check's requests; docs/results.md)")
     if repro.get("rerun"):
         needs = repro.get("rerun_secrets") or []
         if needs:
@@ -114,6 +118,10 @@ def print_summary(results: dict[str, Any], out: Path, console: Console | None = 
     console.print("\nprofiles:")
     for name, p in results["profiles"].items():
         console.print(f"  {name:<22} {PARTIAL if partial else _styled(p['verdict'])}")
+        for rid, how in (p.get("left_out") or {}).items():  # the certificate lists them too
+            console.print(f"    not judged: {escape(rid)}, {escape(how)}")
+    for name, why in (info.get("profiles_not_installed") or {}).items():
+        console.print(f"  {name:<22} not run: {escape(why)}")
     failing = {rid: r for rid, r in results["requirements"].items() if r["status"] in ("FAIL", "WARN", "ERROR")}
     for rid, r in sorted(failing.items()):
         console.print(f"  {_styled(r['status'])}{' ' * (6 - len(r['status']))}{escape(rid)} ({r['level']})")

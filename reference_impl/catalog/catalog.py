@@ -20,6 +20,10 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
@@ -43,6 +47,51 @@ _TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _HEX = "[0-9a-fA-F]"
 # RFC "Delta Log Entries": _delta_log/_staged_commits/<20-digit version>.<uuid>.json
 _STAGED_NAME = re.compile(rf"(\d{{20}})\.{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}\.json")
+
+
+class DroppedTable(InvalidRequest):
+    """The table was registered and then dropped: for a server, "not found" (an ``InvalidRequest``, as
+    for any table that is not registered, for in-process callers)."""
+
+
+# What a caller (the server) stores with a registration, a drop or a ratification, in the same
+# transaction, given that transaction and the table's id: its records of the table and of the
+# commit's file (size, modification time). Kept apart, a kill -9 or a full disk between the two
+# left a ratified commit without its details, or a dropped table's name taken by a stale record.
+Alongside = Callable[[Tx, str], None]
+
+
+@dataclass
+class _Pending:
+    record: Alongside
+    ran: bool = False
+
+
+_ALONGSIDE: ContextVar[_Pending | None] = ContextVar("lakecert_catalog_alongside", default=None)
+
+
+@contextmanager
+def alongside(record: Alongside | None) -> Iterator[Callable[[], bool]]:
+    """Run ``record(tx, table_id)`` inside the write transaction of the next registration, drop or
+    ratification this context makes; yields a function telling whether it ran (a faulty variant that
+    overrides those steps may not run it: the caller then stores its records on its own)."""
+    if record is None:
+        yield lambda: False
+        return
+    pending = _Pending(record)
+    token = _ALONGSIDE.set(pending)
+    try:
+        yield lambda: pending.ran
+    finally:
+        _ALONGSIDE.reset(token)
+
+
+def _run_alongside(tx: Tx, table_id: str) -> None:
+    """The pending record, last in the transaction: after every check that may refuse it."""
+    pending = _ALONGSIDE.get()
+    if pending is not None and not pending.ran:
+        pending.record(tx, table_id)
+        pending.ran = True
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -139,6 +188,7 @@ class ReferenceCatalog:
                 raise InvalidRequest(f"name {name!r} is taken")
             tx.register(table_id, name, latest=0, published=0)
             row = tx.table(table_id)
+            _run_alongside(tx, table_id)
         assert row is not None
         return self._table_info(row)
 
@@ -151,6 +201,7 @@ class ReferenceCatalog:
             if row is None:
                 raise TableNotFound(name)
             tx.unregister(row.table_id)
+            _run_alongside(tx, row.table_id)
 
     # ---------------------------------------------- RFC "Table Discovery"
 
@@ -210,6 +261,9 @@ class ReferenceCatalog:
         with self._store.write() as tx:
             row = tx.table(table_id)
             assert row is not None
+            # Read under the table's write lock, as a drop changes it: a drop that committed after the
+            # read in ``commit`` wins, and the proposal is refused instead of ratified on a dropped table.
+            self._registered_row(row)
             self._check_version(row.latest_version, proposal.version)
             self._write_commit(tx, table_id, proposal)
             if proposal.staged_uri is not None and content is not None:
@@ -217,6 +271,7 @@ class ReferenceCatalog:
             tx.raise_latest(table_id, proposal.version)
             if published is not None:
                 self._publish(tx, table_id, published)
+            _run_alongside(tx, table_id)
 
     def _check_version(self, latest: int, version: int) -> None:
         """The RFC's "must not ratify v until it has ratified v - 1, and ... at most once"."""
@@ -381,7 +436,12 @@ class ReferenceCatalog:
 
     @classmethod
     def _registered(cls, tx: Tx, table_id: str) -> TableRow:
-        row = cls._existing(tx, table_id)
+        return cls._registered_row(cls._existing(tx, table_id))
+
+    @staticmethod
+    def _registered_row(row: TableRow) -> TableRow:
+        if row.name is None and row.latest_version >= 0:  # registered once (version 0), then dropped
+            raise DroppedTable(f"table {row.table_id} was dropped")
         if row.name is None:
-            raise InvalidRequest(f"table {table_id} is staged but not registered")
+            raise InvalidRequest(f"table {row.table_id} is staged but not registered")
         return row

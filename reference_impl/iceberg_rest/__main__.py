@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from reference_impl.iceberg_rest.body import DEFAULT_MAX_BODY_BYTES
+from reference_impl.asgi_thread import DEFAULT_LIMITS, ConnectionLimits
+from reference_impl.iceberg_rest.body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES
+from reference_impl.iceberg_rest.files import DEFAULT_MAX_METADATA_BYTES, DEFAULT_READ_TIMEOUT_S
 from reference_impl.iceberg_rest.runner import DEFAULT_PREFIX, IcebergRestServer
 
 
@@ -35,7 +37,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hold-timeout-s", type=float, default=60.0)
     parser.add_argument("--allow-location", action="append", default=[], metavar="URI")
     parser.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES)
+    parser.add_argument("--body-timeout", type=float, default=DEFAULT_BODY_TIMEOUT_S, help="seconds (408 after)")
+    parser.add_argument("--max-metadata-bytes", type=int, default=DEFAULT_MAX_METADATA_BYTES)
+    parser.add_argument("--metadata-read-timeout", type=float, default=DEFAULT_READ_TIMEOUT_S)
+    parser.add_argument("--max-connections", type=int, default=DEFAULT_LIMITS.max_connections)
+    parser.add_argument("--header-timeout", type=float, default=DEFAULT_LIMITS.header_timeout_s)
+    parser.add_argument("--idle-timeout", type=float, default=DEFAULT_LIMITS.idle_timeout_s)
     args = parser.parse_args(argv)
+    positive = (args.body_timeout, args.max_metadata_bytes, args.metadata_read_timeout, args.max_body_bytes)
+    if min(positive) <= 0:
+        parser.error("sizes and timeouts must be > 0")
+    try:
+        limits = ConnectionLimits(args.max_connections, args.header_timeout, args.idle_timeout)
+    except ValueError as e:
+        parser.error(str(e))
     server = IcebergRestServer(
         args.warehouse,
         args.database,
@@ -48,6 +63,10 @@ def main(argv: list[str] | None = None) -> None:
         port=args.port,
         hold_timeout_s=args.hold_timeout_s,
         log_level="info",
+        body_timeout_s=args.body_timeout,
+        max_metadata_bytes=args.max_metadata_bytes,
+        read_timeout_s=args.metadata_read_timeout,
+        limits=limits,
     )
     print(f"Iceberg REST catalog at {server.url} (warehouse {args.warehouse})", flush=True)
     server.serve_forever()

@@ -7,6 +7,7 @@ blocks) runs in the thread pool, so a held commit occupies one pool thread while
 
 from __future__ import annotations
 
+import logging
 from functools import partial
 from typing import Any
 
@@ -19,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 
 from reference_impl.iceberg_rest import errors
 from reference_impl.iceberg_rest.admin import admin_router
-from reference_impl.iceberg_rest.body import DEFAULT_MAX_BODY_BYTES, read_body
+from reference_impl.iceberg_rest.body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES, read_body
 from reference_impl.iceberg_rest.catalog import RestCatalogService
 from reference_impl.iceberg_rest.controller import WRITER_HEADER, CommitArrival, ScheduleController, writer_of
 from reference_impl.iceberg_rest.names import Namespace, split_namespace, valid_name
@@ -65,6 +66,7 @@ ENDPOINTS = [
     "POST /v1/{prefix}/views/rename",
     "POST /v1/{prefix}/namespaces/{namespace}/register-view",
 ]
+_log = logging.getLogger("lakecert.iceberg_rest")
 _ERROR_TYPES = {404: "NotFoundException", 405: "MethodNotAllowedException", 415: "UnsupportedMediaTypeException"}
 
 
@@ -236,7 +238,10 @@ def _catalog_router(service: RestCatalogService, controller: ScheduleController,
 
 
 def _error(error: errors.IcebergApiError) -> Response:
-    return Response(error.body(), status_code=error.code, media_type="application/json")
+    response = Response(error.body(), status_code=error.code, media_type="application/json")
+    if errors.closes_connection(error):
+        response.headers["connection"] = "close"
+    return response
 
 
 def build_app(
@@ -244,10 +249,12 @@ def build_app(
     controller: ScheduleController,
     prefix: str = "",
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
 ) -> FastAPI:
     """The catalog under ``/v1/<prefix>`` (announced as ``overrides.prefix``), the holds under ``/lakecert``;
-    a request body over ``max_body_bytes`` is a 413."""
+    a request body over ``max_body_bytes`` is a 413, one not there within ``body_timeout_s`` a 408."""
     app = FastAPI(title="lakecert reference Iceberg REST catalog", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.body_timeout_s = body_timeout_s
     base = f"/v1/{prefix.strip('/')}" if prefix.strip("/") else "/v1"
 
     @app.get("/v1/config")
@@ -271,8 +278,12 @@ def build_app(
         kind = _ERROR_TYPES.get(exc.status_code, "BadRequestException")
         return _error(errors.IcebergApiError(exc.status_code, kind, str(exc.detail)))
 
-    async def unexpected(_: Request, exc: Exception) -> Response:
-        return _error(errors.IcebergApiError(500, "InternalServerError", f"{type(exc).__name__}: {exc}"))
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        # The message stays in the log: an exception's text may quote a file or the database.
+        _log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+        response = _error(errors.IcebergApiError(500, "InternalServerError", f"internal error: {type(exc).__name__}"))
+        response.headers["connection"] = "close"
+        return response
 
     app.add_exception_handler(errors.IcebergApiError, api_error)
     app.add_exception_handler(RequestValidationError, invalid_request)

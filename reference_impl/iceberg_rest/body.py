@@ -9,11 +9,17 @@ is taken as JSON: some clients omit it, and the JSON parser still judges the byt
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 from starlette.requests import Request
 
 from reference_impl.iceberg_rest import errors
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024  # far above a commit of a wide table's schema and snapshots
+# As ``lakecert serve``'s --body-timeout: a body that has not arrived by then is a 408 (a Content-Length
+# larger than what is sent, a client trickling bytes), and the connection is closed.
+DEFAULT_BODY_TIMEOUT_S = 30.0
 
 
 def is_json(content_type: str) -> bool:
@@ -25,6 +31,11 @@ def is_json(content_type: str) -> bool:
     return all(c in ("utf-8", "utf8") for c in charsets)
 
 
+def body_timeout_of(request: Request) -> float:
+    timeout: float = getattr(request.app.state, "body_timeout_s", DEFAULT_BODY_TIMEOUT_S)
+    return timeout
+
+
 async def read_body(request: Request, max_bytes: int) -> bytes:
     content_type = request.headers.get("content-type")
     if content_type is not None and not is_json(content_type):
@@ -32,10 +43,19 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
         raise errors.payload_too_large(max_bytes)
-    chunks, size = [], 0
-    async for chunk in request.stream():
+    chunks: list[bytes] = []
+    size = 0
+    timeout = body_timeout_of(request)
+    deadline = time.monotonic() + timeout
+    stream = request.stream().__aiter__()
+    while True:
+        try:
+            chunk = await asyncio.wait_for(stream.__anext__(), max(deadline - time.monotonic(), 0.0))
+        except StopAsyncIteration:
+            return b"".join(chunks)
+        except TimeoutError:
+            raise errors.request_timeout(timeout) from None
         size += len(chunk)
         if size > max_bytes:
             raise errors.payload_too_large(max_bytes)
         chunks.append(chunk)
-    return b"".join(chunks)

@@ -1,16 +1,15 @@
 """The catalog's operations: the pointer store plus metadata files, with pyiceberg doing the Iceberg work.
 
 pyiceberg builds new metadata (``new_table_metadata``), checks requirements (``.validate(base)``),
-applies updates (``update_table_metadata``) and reads metadata files (``FromInputFile``) through a
-FileIO; ``metadata_json`` serializes them (pyiceberg's own writer refuses v3). A commit holds the
-table's lock from reading the current pointer to swapping it, and the swap itself is a
-compare-and-swap in the store, so two commits can never both build on the same base.
+applies updates (``update_table_metadata``) and parses metadata files read through ``files.py``
+(bounded, confined to the allowed locations); ``metadata_json`` serializes them (pyiceberg's own
+writer refuses v3). A commit holds the table's lock from reading the current pointer to swapping
+it, and the swap itself is a compare-and-swap in the store, so two commits can never both build on the same base.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import re
 import threading
 import uuid
@@ -30,7 +29,6 @@ from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.io import FileIO, load_file_io
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
 from pyiceberg.schema import Schema
-from pyiceberg.serializers import FromInputFile
 from pyiceberg.table import CommitTableResponse
 from pyiceberg.table.metadata import (
     TableMetadata,
@@ -45,6 +43,13 @@ from pyiceberg.typedef import IcebergBaseModel
 
 from reference_impl.iceberg_rest import errors
 from reference_impl.iceberg_rest.defaults import keep_defaults
+from reference_impl.iceberg_rest.files import (
+    DEFAULT_MAX_METADATA_BYTES,
+    DEFAULT_READ_TIMEOUT_S,
+    FileAccessError,
+    WarehouseFiles,
+)
+from reference_impl.iceberg_rest.ids import check_table_metadata
 from reference_impl.iceberg_rest.locations import AllowedLocations
 from reference_impl.iceberg_rest.names import Namespace, dotted
 from reference_impl.iceberg_rest.requests import CreateTableRequest
@@ -65,8 +70,18 @@ _UPDATE_ERRORS = (
     StopIteration,
 )
 _CACHE_SIZE = 256
-# Writing a metadata file where the client's names or locations make no valid file: the request's fault.
-_BAD_PATH_ERRNOS = {errno.ENAMETOOLONG, errno.EINVAL, errno.ENOTDIR, errno.EISDIR, errno.EEXIST}
+# What parsing a metadata file raises for content that is not table metadata (pydantic's
+# ValidationError is a ValueError); none of their messages is shown: they quote the file.
+_PARSE_ERRORS = (
+    IcebergValidationError,
+    UnicodeDecodeError,
+    ValueError,
+    TypeError,
+    KeyError,
+    AttributeError,
+    RecursionError,
+    StopIteration,
+)
 
 
 def metadata_file_location(metadata: TableMetadata, version: int) -> str:
@@ -141,11 +156,15 @@ class RestCatalogService:
         io_properties: Mapping[str, str] | None = None,
         table_config: Mapping[str, str] | None = None,
         allowed_locations: Iterable[str] = (),
+        *,
+        max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES,
+        read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
     ) -> None:
         self.store = store
         self.warehouse = warehouse.rstrip("/")
         self.locations = AllowedLocations([self.warehouse, *allowed_locations])
         self.io: FileIO = load_file_io(dict(io_properties or {}), self.warehouse)
+        self.files = WarehouseFiles(self.io, self.locations, max_bytes=max_metadata_bytes, timeout_s=read_timeout_s)
         self._table_config = dict(table_config or {})
         self._lock_of = _TableLocks()
         self._cache: OrderedDict[str, TableMetadata] = OrderedDict()
@@ -159,12 +178,23 @@ class RestCatalogService:
             if (cached := self._cache.get(location)) is not None:
                 self._cache.move_to_end(location)
                 return cached
+        data = self.read_file(location)
         try:
-            metadata = FromInputFile.table_metadata(self.io.new_input(location))
-        except FileNotFoundError:
-            raise errors.metadata_file_missing(location) from None
+            metadata = TableMetadataUtil.parse_raw(data.decode("utf-8"))
+        except _PARSE_ERRORS:
+            raise errors.bad_request(f"Not a valid Iceberg table metadata file: {location}") from None
         self._remember(location, metadata)
         return metadata
+
+    def read_file(self, location: str) -> bytes:
+        """A metadata file's bytes, bounded and confined (``files.py``); 404 when nothing is there,
+        400 for anything else that is not a regular file within the limits."""
+        try:
+            return self.files.read(location)
+        except FileAccessError as e:
+            if e.missing:
+                raise errors.metadata_file_missing(location) from None
+            raise errors.bad_request(f"Cannot use the metadata file: {e}") from None
 
     def _write_metadata(self, metadata: TableMetadata, location: str) -> None:
         self.write_new_file(location, metadata_json(metadata))
@@ -177,13 +207,11 @@ class RestCatalogService:
         except UnicodeEncodeError:
             raise errors.bad_request("Metadata holds a string with no UTF-8 form") from None
         try:
-            with self.io.new_output(location).create(overwrite=False) as out:
-                out.write(data)
-        except OSError as e:
-            self._discard(location)
-            if e.errno in _BAD_PATH_ERRNOS:
-                raise errors.bad_request(f"Cannot write a metadata file at {location!r}: {e.strerror}") from None
-            raise
+            self.files.create(location, data)
+        except FileAccessError as e:
+            if e.client_fault:
+                raise errors.bad_request(str(e)) from None
+            raise errors.IcebergApiError(503, "ServiceUnavailableException", str(e)) from None
 
     def _remember(self, location: str, metadata: TableMetadata) -> None:
         with self._cache_lock:
@@ -285,7 +313,7 @@ class RestCatalogService:
 
     def load_table(self, namespace: Namespace, table: str, snapshots: str = "all") -> TableResponse:
         location = self._current(namespace, table)
-        if not self.io.new_input(location).exists():  # the cache must not hide a file deleted under the table
+        if not self.files.exists(location):  # the cache must not hide a file deleted under the table
             raise errors.metadata_file_missing(location)
         metadata = self.read_metadata(location)
         if snapshots == "refs":
@@ -307,6 +335,7 @@ class RestCatalogService:
             if current is not None and not overwrite:
                 raise errors.table_exists(namespace, table)
             metadata = self.read_metadata(metadata_location)
+            check_table_metadata(metadata)  # adopted as if committed: the same bounds
             self.locations.check_table(metadata.location, metadata.properties)
             if current is None:
                 registered = self.store.create_table(namespace, table, metadata_location)
@@ -379,6 +408,7 @@ class RestCatalogService:
                 updated = TableMetadataUtil.parse_obj(updated.model_dump())
             except _UPDATE_ERRORS as e:
                 raise errors.bad_request(f"Cannot apply updates: {e}") from None
+            check_table_metadata(updated)
             previous = None if base is None else {**base.properties, "location": base.location}
             self.locations.check_table(updated.location, updated.properties, previous)
             updated = self._to_store(updated)
@@ -414,4 +444,4 @@ class RestCatalogService:
 
     def _discard(self, location: str) -> None:
         with contextlib.suppress(OSError):  # an orphan metadata file is harmless: nothing points at it
-            self.io.delete(location)
+            self.files.delete(location)

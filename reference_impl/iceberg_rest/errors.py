@@ -101,3 +101,13 @@ def payload_too_large(limit: int) -> IcebergApiError:
 
 def unsupported_media_type(content_type: str) -> IcebergApiError:
     return IcebergApiError(415, "UnsupportedMediaTypeException", f"Expected a JSON body, got {content_type!r}")
+
+
+def request_timeout(timeout_s: float) -> IcebergApiError:
+    return IcebergApiError(408, "RequestTimeoutException", f"The request body did not arrive within {timeout_s:g} s")
+
+
+def closes_connection(error: IcebergApiError) -> bool:
+    """408 and 413 are answered before the body was read: the rest of it may still be on its way, so
+    the connection cannot carry another request."""
+    return error.code in (408, 413)

@@ -70,6 +70,24 @@ class AllowedLocations:
             for r in self._roots
         )
 
+    def split(self, location: str) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
+        """(scheme, the segments of the innermost allowed root holding ``location``, the segments below
+        it), or None when no root holds it: file access is confined to that root."""
+        parsed = _parse(location)
+        if parsed is None:
+            return None
+        roots = [
+            r
+            for r in self._roots
+            if parsed.scheme == r.scheme
+            and parsed.authority == r.authority
+            and parsed.segments[: len(r.segments)] == r.segments
+        ]
+        if not roots:
+            return None
+        root = max(roots, key=lambda r: len(r.segments))
+        return parsed.scheme, root.segments, parsed.segments[len(root.segments) :]
+
     def check(self, location: str, what: str) -> None:
         """400 unless ``location`` is inside an allowed root."""
         if not self.contains(location):

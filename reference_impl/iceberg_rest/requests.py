@@ -19,6 +19,7 @@ from pyiceberg.table.update import TableRequirement, TableUpdate
 from pyiceberg.typedef import IcebergBaseModel
 
 from reference_impl.iceberg_rest.errors import bad_request
+from reference_impl.iceberg_rest.ids import out_of_range
 from reference_impl.iceberg_rest.names import Namespace, valid_name
 
 M = TypeVar("M", bound=BaseModel)
@@ -66,22 +67,40 @@ class RenameTableRequest(BaseModel):
     destination: TableIdentifier
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are unique: with a duplicate, which value counts depends on the parser
+    (Python's and Jackson's keep the last, others the first), so a commit could mean two things."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _DuplicateKey("duplicate key in a JSON object")
+    return out
+
+
 def json_body(raw: bytes) -> Any:
     """The body as JSON: UTF-8 only (RFC 8259 section 8.1), every string encodable again.
 
     ``json.loads`` would guess UTF-16/32 from the bytes and let ``\\ud800`` through as a lone
     surrogate, which has no UTF-8 form: it would fail only when written to a metadata file. Nesting
-    too deep for the parser is malformed input, not a server error.
+    too deep for the parser is malformed input, not a server error; so are a duplicate key and an
+    integer outside Java's ``long`` (every number of the REST API is an int or a long).
     """
     try:
-        body = json.loads(raw.decode("utf-8"))
+        body = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)
         json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except _DuplicateKey:
+        raise bad_request("Malformed JSON body: an object has a duplicate key") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise bad_request(f"Malformed JSON body: {e}") from None
     except UnicodeEncodeError:
         raise bad_request("Malformed JSON body: a string holds a lone surrogate") from None
     except RecursionError:
         raise bad_request("Malformed JSON body: nested too deeply") from None
+    if out_of_range(body):
+        raise bad_request("Malformed JSON body: an integer is outside the range of a 64-bit long")
     return body
 
 

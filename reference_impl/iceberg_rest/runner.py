@@ -7,11 +7,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 
-from reference_impl.asgi_thread import ServerThread
+from reference_impl.asgi_thread import DEFAULT_LIMITS, ConnectionLimits, ServerThread
 from reference_impl.iceberg_rest.app import build_app
-from reference_impl.iceberg_rest.body import DEFAULT_MAX_BODY_BYTES
+from reference_impl.iceberg_rest.body import DEFAULT_BODY_TIMEOUT_S, DEFAULT_MAX_BODY_BYTES
 from reference_impl.iceberg_rest.catalog import RestCatalogService
 from reference_impl.iceberg_rest.controller import WRITER_HEADER, ScheduleController
+from reference_impl.iceberg_rest.files import DEFAULT_MAX_METADATA_BYTES, DEFAULT_READ_TIMEOUT_S
 from reference_impl.iceberg_rest.store import PointerStore
 
 DEFAULT_PREFIX = "lakecert"
@@ -22,8 +23,10 @@ class IcebergRestServer:
 
     ``database`` is the SQLite file of the pointer store (``":memory:"``: gone when stopped);
     ``warehouse`` is where new tables go, and with ``allowed_locations`` where tables may be put.
-    The controller's holds default to ``hold_timeout_s``; bodies over ``max_body_bytes`` are a 413.
-    ``service_cls`` is the catalog's implementation (a faulty variant in the self-test).
+    The controller's holds default to ``hold_timeout_s``; bodies over ``max_body_bytes`` are a 413, bodies
+    not there within ``body_timeout_s`` a 408; metadata files a client names are read up to
+    ``max_metadata_bytes`` within ``read_timeout_s`` (``files.py``); ``limits`` bound connections
+    (``asgi_thread.py``). ``service_cls`` is the catalog's implementation (a faulty variant in the self-test).
     """
 
     def __init__(
@@ -41,12 +44,24 @@ class IcebergRestServer:
         port: int = 0,
         hold_timeout_s: float = 10.0,
         log_level: str = "warning",
+        body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
+        max_metadata_bytes: int = DEFAULT_MAX_METADATA_BYTES,
+        read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
+        limits: ConnectionLimits = DEFAULT_LIMITS,
     ) -> None:
         self.store = PointerStore(database)
-        self.service = service_cls(self.store, warehouse, io_properties, table_config, allowed_locations)
+        self.service = service_cls(
+            self.store,
+            warehouse,
+            io_properties,
+            table_config,
+            allowed_locations,
+            max_metadata_bytes=max_metadata_bytes,
+            read_timeout_s=read_timeout_s,
+        )
         self.controller = ScheduleController(hold_timeout_s)
-        self.app = build_app(self.service, self.controller, prefix, max_body_bytes)
-        self._server = ServerThread(self.app, host, port, log_level)
+        self.app = build_app(self.service, self.controller, prefix, max_body_bytes, body_timeout_s)
+        self._server = ServerThread(self.app, host, port, log_level, limits)
 
     @property
     def url(self) -> str:
@@ -60,7 +75,13 @@ class IcebergRestServer:
         return properties
 
     def serve_forever(self) -> None:
-        self._server.serve_forever()
+        """Serve until SIGTERM or SIGINT, then release everything as ``stop()`` does (the store closed,
+        so SQLite leaves no ``-wal``/``-shm`` file) and return: the process exits 0."""
+        try:
+            self._server.serve_forever()
+        finally:
+            self.controller.close()
+            self.store.close()
 
     def start(self, timeout_s: float = 15.0) -> IcebergRestServer:
         self._server.start(timeout_s)

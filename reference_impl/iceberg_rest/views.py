@@ -45,14 +45,12 @@ class ViewService:
         return LoadViewResult.model_validate({"metadata-location": location, "metadata": metadata})
 
     def _read(self, location: str) -> ViewMetadata:
-        io = self.tables.io
+        data = self.tables.read_file(location)  # bounded and confined, as table metadata
         try:
-            with io.new_input(location).open() as stream:
-                return ViewMetadata.model_validate_json(stream.read())
-        except FileNotFoundError:
-            raise errors.metadata_file_missing(location) from None
-        except (ValidationError, ValueError) as e:
-            raise errors.bad_request(f"Not a view metadata file: {location}: {e}") from None
+            return ViewMetadata.model_validate_json(data)
+        except (ValidationError, ValueError, RecursionError):
+            # Never the parser's message: it quotes the file, which may not be a view at all.
+            raise errors.bad_request(f"Not a valid Iceberg view metadata file: {location}") from None
 
     def _write(self, metadata: ViewMetadata, version: int) -> str:
         self.tables.locations.check_table(metadata.location, metadata.properties)

@@ -10,11 +10,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import signal
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +19,7 @@ if TYPE_CHECKING:  # the server's dependencies (extra `server`) are imported onl
     import uvicorn
     from fastapi import FastAPI
 
+    from reference_impl.asgi_thread import ConnectionLimits
     from reference_impl.catalog.catalog import ReferenceCatalog
     from reference_impl.server.meta import MetaStore
     from reference_impl.server.service import CatalogService
@@ -78,6 +75,12 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_COMMIT_READ_TIMEOUT_S,
         help="seconds reading one commit file may take (default 10)",
     )
+    # None: asgi_thread's defaults (imported only when serving: uvicorn is the `server` extra's).
+    p.add_argument("--max-connections", type=int, help="open connections at most; more are closed (default 10000)")
+    p.add_argument(
+        "--header-timeout", type=float, help="seconds a connection may take to send a request's headers (default 10)"
+    )
+    p.add_argument("--idle-timeout", type=float, help="seconds a kept-alive connection may stay idle (default 5)")
     p.add_argument("--s3-endpoint-url", help="S3 endpoint for s3:// warehouses (credentials: AWS environment)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
 
@@ -190,31 +193,36 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
-def _server(app: FastAPI, log_level: str) -> uvicorn.Server:
-    """uvicorn, stopped cleanly by SIGTERM or SIGINT: the signal ends the serving loop and the process
-    then exits 0 after closing the database (uvicorn itself re-raises the signal after its shutdown,
-    which kills the process with 143 before the database is closed). Requests still running get
-    ``GRACEFUL_SHUTDOWN_S``."""
-    import uvicorn
+def connection_limits(args: argparse.Namespace) -> ConnectionLimits:
+    """The connection limits ``args`` ask for (``ValueError`` for a value that is not positive)."""
+    from reference_impl.asgi_thread import DEFAULT_LIMITS, ConnectionLimits
 
-    class Server(uvicorn.Server):
-        @contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            if threading.current_thread() is not threading.main_thread():
-                yield
-                return
-            previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
-            try:
-                yield
-            finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
+    return ConnectionLimits(
+        DEFAULT_LIMITS.max_connections if args.max_connections is None else args.max_connections,
+        DEFAULT_LIMITS.header_timeout_s if args.header_timeout is None else args.header_timeout,
+        DEFAULT_LIMITS.idle_timeout_s if args.idle_timeout is None else args.idle_timeout,
+    )
 
-    config = uvicorn.Config(app, log_level=log_level, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
-    return Server(config)
+
+def _server(app: FastAPI, log_level: str, limits: ConnectionLimits) -> uvicorn.Server:
+    """uvicorn with the shared connection limits (``asgi_thread``), stopped cleanly by SIGTERM or SIGINT:
+    the signal ends the serving loop and the process then exits 0 after closing the database (uvicorn
+    itself re-raises the signal after its shutdown, which kills the process with 143 before the
+    database is closed). Requests still running get ``GRACEFUL_SHUTDOWN_S``."""
+    from reference_impl.asgi_thread import QuietServer, server_config
+
+    config = server_config(
+        app, log_level=log_level, limits=limits, graceful_shutdown_s=GRACEFUL_SHUTDOWN_S, lifespan="auto"
+    )
+    return QuietServer(config)
 
 
 def serve_main(args: argparse.Namespace) -> int:
+    try:
+        limits = connection_limits(args)
+    except ValueError as e:
+        print(f"lakecert serve: --max-connections, --header-timeout and --idle-timeout: {e}", file=sys.stderr)
+        return USAGE_ERROR
     try:
         built = build(args)
     except ServeError as e:
@@ -240,7 +248,7 @@ def serve_main(args: argparse.Namespace) -> int:
         flush=True,
     )
     try:
-        _server(built.app, args.log_level).run(sockets=[sock])
+        _server(built.app, args.log_level, limits).run(sockets=[sock])
     finally:
         sock.close()
         built.close()

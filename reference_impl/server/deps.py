@@ -12,6 +12,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from reference_impl.server.auth import Authenticator, Principal
+from reference_impl.server.errors import ApiError
 from reference_impl.server.service import CatalogService
 
 PREFIX = "/api/2.1/unity-catalog"
@@ -27,7 +28,11 @@ def principal(
     request: Request, _: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)] = None
 ) -> Principal:
     auth: Authenticator = request.app.state.auth
-    return auth.authenticate(request.headers.get("authorization"))
+    given = request.headers.getlist("authorization")
+    if len(given) > 1:
+        # Which one counts would be the server's guess (it took the first): refused, whatever they hold.
+        raise ApiError("INVALID_ARGUMENT", "a request may carry one Authorization header, not several")
+    return auth.authenticate(given[0] if given else None)
 
 
 Svc = Annotated[CatalogService, Depends(service)]

@@ -22,7 +22,7 @@ from urllib.parse import unquote_to_bytes
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from reference_impl.server.errors import ApiError, error_response, invalid, unexpected_response
+from reference_impl.server.errors import ApiError, error_response, invalid, storage_full, unexpected_response
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 DEFAULT_BODY_TIMEOUT_S = 30.0
@@ -127,7 +127,12 @@ class EdgeMiddleware:
         try:
             await self._handle(scope, receive, tracking_send)
         except Exception as e:
-            _log.exception("unexpected error on %s %s", scope.get("method"), scope.get("path"))
+            if storage_full(e):  # a condition of the database, not a bug: one line, no traceback
+                _log.warning(
+                    "the catalog's database is out of space: %s %s refused", scope.get("method"), scope.get("path")
+                )
+            else:
+                _log.exception("unexpected error on %s %s", scope.get("method"), scope.get("path"))
             if started:
                 raise  # the answer is under way: the server can only drop the connection
             await unexpected_response(scope.get("path", ""), e)(scope, receive, send)

@@ -8,6 +8,7 @@ The ``/delta/v1`` API answers ``DeltaErrorResponse`` of ``api/delta.yaml``:
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 from fastapi import Request
@@ -43,6 +44,8 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "UNSUPPORTED_MEDIA_TYPE": (415, "BadRequestException"),
     "METHOD_NOT_ALLOWED": (405, "BadRequestException"),
     "REQUEST_TIMEOUT": (408, "BadRequestException"),
+    # The catalog's database is out of space: nothing was done, the same request may succeed later.
+    "UNAVAILABLE": (503, "ServiceUnavailableException"),
 }
 _V1_STATUS_OVERRIDES = {"CATALOG_ALREADY_EXISTS": 409, "SCHEMA_ALREADY_EXISTS": 409, "TABLE_ALREADY_EXISTS": 409}
 
@@ -109,9 +112,41 @@ async def handle_http_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(request.url.path, ApiError(code, str(exc.detail)))
 
 
+_SQLITE_FULL = 13  # SQLite's result code for "database or disk is full"
+_PG_DISK_FULL = "53100"  # PostgreSQL's SQLSTATE disk_full
+
+
+def storage_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is the database running out of space, as SQLite
+    (``SQLITE_FULL``), PostgreSQL (SQLSTATE 53100) or the file system (ENOSPC) reports it: by code,
+    never by message."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if getattr(current, "sqlite_errorcode", None) == _SQLITE_FULL:
+            return True
+        if getattr(current, "sqlstate", None) == _PG_DISK_FULL:
+            return True
+        if isinstance(current, OSError) and current.errno == errno.ENOSPC:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def unexpected_response(request_path: str, exc: BaseException) -> JSONResponse:
     """A 500 that closes the connection: the server's state after an unexpected error is unknown, and
-    a client must never send its next request (a commit) on a connection the server then drops."""
+    a client must never send its next request (a commit) on a connection the server then drops.
+
+    A full database is not unexpected: its transaction was rolled back, so the answer says so (503,
+    with the cause) and the client may retry once space is freed."""
+    if storage_full(exc):
+        error = ApiError(
+            "UNAVAILABLE", "the catalog's database is out of space (disk full): nothing was changed; retry later"
+        )
+        response = error_response(request_path, error)
+        response.headers["retry-after"] = "5"
+        return response
     response = error_response(request_path, ApiError("INTERNAL", f"internal error: {type(exc).__name__}"))
     response.headers["connection"] = "close"
     return response

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.contract.delta import RatifiedCommit
-from reference_impl.catalog.store import CatalogStore, TableRow
+from reference_impl.catalog.store import CatalogStore, TableRow, Tx
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS uc_catalogs (
@@ -217,25 +217,41 @@ class MetaStore:
 
     def add_table(self, record: TableRecord) -> None:
         with self._store.write() as tx:
-            tx.conn.execute(
-                "INSERT INTO uc_tables VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record.table_id,
-                    record.catalog_name,
-                    record.schema_name,
-                    record.name,
-                    json.dumps(record.columns),
-                    json.dumps(record.properties),
-                    record.comment,
-                    record.created_at,
-                ),
-            )
+            self.add_table_in(tx, record)
+
+    @staticmethod
+    def add_table_in(tx: Tx, record: TableRecord) -> None:
+        """The table's record, in the catalog's registration transaction (``catalog.alongside``). The
+        catalog just gave the name to this table, so a record of another table under the name is
+        stale (left by a drop before drops and their records were one transaction): it goes."""
+        tx.conn.execute(
+            "DELETE FROM uc_tables WHERE catalog_name = ? AND schema_name = ? AND name = ? AND table_id <> ?",
+            (record.catalog_name, record.schema_name, record.name, record.table_id),
+        )
+        tx.conn.execute(
+            "INSERT INTO uc_tables VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.table_id,
+                record.catalog_name,
+                record.schema_name,
+                record.name,
+                json.dumps(record.columns),
+                json.dumps(record.properties),
+                record.comment,
+                record.created_at,
+            ),
+        )
 
     def delete_table(self, table_id: str) -> None:
-        """Forget a dropped table's UC records (and its staging record: it cannot be created again)."""
         with self._store.write() as tx:
-            for table in ("uc_tables", "uc_staging_tables", "uc_commit_files"):
-                tx.conn.execute(f"DELETE FROM {table} WHERE table_id = ?", (table_id,))
+            self.delete_table_in(tx, table_id)
+
+    @staticmethod
+    def delete_table_in(tx: Tx, table_id: str) -> None:
+        """Forget a dropped table's UC records (and its staging record: it cannot be created again),
+        in the catalog's drop transaction (``catalog.alongside``)."""
+        for table in ("uc_tables", "uc_staging_tables", "uc_commit_files"):
+            tx.conn.execute(f"DELETE FROM {table} WHERE table_id = ?", (table_id,))
 
     def update_table(
         self,
@@ -277,9 +293,12 @@ class MetaStore:
 
     def record_commit_file(self, table_id: str, file_name: str, size: int, mtime: int) -> None:
         with self._store.write() as tx:
-            tx.conn.execute(
-                "INSERT OR IGNORE INTO uc_commit_files VALUES (?, ?, ?, ?)", (table_id, file_name, size, mtime)
-            )
+            self.record_commit_file_in(tx, table_id, file_name, size, mtime)
+
+    @staticmethod
+    def record_commit_file_in(tx: Tx, table_id: str, file_name: str, size: int, mtime: int) -> None:
+        """A ratified commit's file details, in its ratification's transaction (``catalog.alongside``)."""
+        tx.conn.execute("INSERT OR IGNORE INTO uc_commit_files VALUES (?, ?, ?, ?)", (table_id, file_name, size, mtime))
 
     def commit_files(self, table_id: str, file_names: list[str]) -> dict[str, tuple[int, int]]:
         """Size and modification time of each named commit file recorded for the table (one query)."""

@@ -17,7 +17,7 @@ from reference_impl.server import models as M
 from reference_impl.server.auth import Principal
 from reference_impl.server.deps import PREFIX, Svc, Who
 from reference_impl.server.errors import ApiError, invalid
-from reference_impl.server.service import CatalogService, catalog_errors, check_name
+from reference_impl.server.service import CatalogService, check_name
 
 Force = Annotated[bool | None, Query(description="Delete what the namespace holds too (not tables)")]
 
@@ -99,10 +99,7 @@ def namespaces_router() -> APIRouter:
     def delete_table(full_name: str, svc: Svc, who: Who) -> dict[str, Any]:
         # RFC "Creating and Dropping": a soft drop (the name goes; files stay, as UC leaves them too).
         _admin(who, "dropping a table")
-        info, _ = svc.resolve(who, full_name)
-        with catalog_errors():
-            svc.catalog.drop_table(full_name)
-        svc.meta.delete_table(info.table_id)
+        svc.drop_table(who, full_name)
         return {}
 
     return r

@@ -14,7 +14,7 @@ import binascii
 import json
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -28,8 +28,8 @@ from conformance.contract.delta import (
     TableInfo,
     TableNotFound,
 )
-from reference_impl.catalog.catalog import ReferenceCatalog, delta_file_uri, staged_dir_uri
-from reference_impl.catalog.store import TableRow
+from reference_impl.catalog.catalog import DroppedTable, ReferenceCatalog, alongside, delta_file_uri, staged_dir_uri
+from reference_impl.catalog.store import TableRow, Tx
 from reference_impl.server import models as M
 from reference_impl.server.auth import Principal, Role
 from reference_impl.server.errors import ApiError, invalid
@@ -86,6 +86,8 @@ def catalog_errors() -> Iterator[None]:
         raise ApiError("COMMIT_VERSION_CONFLICT", str(e) or "version already ratified", meta) from e
     except CommitRejected as e:  # a gap: UC answers INVALID_ARGUMENT ("must be the next version")
         raise invalid(str(e) or "commit refused") from e
+    except DroppedTable as e:  # dropped while the request ran (a drop that committed first)
+        raise ApiError("TABLE_NOT_FOUND", f"table not found: {e}") from e
     except InvalidRequest as e:
         raise invalid(str(e) or "invalid request") from e
     except TableNotFound as e:
@@ -246,14 +248,29 @@ class CatalogService:
             raise ApiError("TABLE_NOT_FOUND", f"Staging table not found: {req.storage_location}")
         if self.meta.table_by_name(req.catalog_name, req.schema_name, req.name) is not None:
             raise ApiError("TABLE_ALREADY_EXISTS", f"table already exists: {full}")
-        with catalog_errors():
-            info = self.catalog.register_table(full, table_id)
         columns = [c.model_dump(exclude_none=True) for c in req.columns]
         record = TableRecord(
             table_id, req.catalog_name, req.schema_name, req.name, columns, properties, req.comment, now_ms()
         )
-        self.meta.add_table(record)
+        # The name and the record in one transaction: a drop racing the creation sees both or neither.
+        try:
+            with catalog_errors(), alongside(lambda tx, _: MetaStore.add_table_in(tx, record)) as ran:
+                info = self.catalog.register_table(full, table_id)
+        except ApiError:
+            if self.meta.table_by_name(req.catalog_name, req.schema_name, req.name) is not None:
+                raise ApiError("TABLE_ALREADY_EXISTS", f"table already exists: {full}") from None  # created meanwhile
+            raise
+        if not ran():  # a faulty variant that registers in a transaction of its own
+            self.meta.add_table(record)
         return self.table_info(info, record)
+
+    def drop_table(self, who: Principal, full_name: str) -> None:
+        """A soft drop (RFC "Creating and Dropping"), the UC records going in the same transaction."""
+        info, _ = self.resolve(who, full_name)
+        with catalog_errors(), alongside(MetaStore.delete_table_in) as ran:
+            self.catalog.drop_table(full_name)
+        if not ran():  # a faulty variant that drops (or keeps the name) on its own
+            self.meta.delete_table(info.table_id)
 
     @staticmethod
     def _split_table_name(full_name: str) -> tuple[str, str, str]:
@@ -388,8 +405,9 @@ class CatalogService:
         if not who.has_role("admin") and changes_protocol_or_metadata(content):
             raise ApiError("PERMISSION_DENIED", "changing the protocol or metadata needs the admin role")
         self._check_unpublished_limit(row, info.version, backfilled)
+        details = self._details_recorder(info)
         try:
-            with catalog_errors():
+            with catalog_errors(), alongside(details) as ran:
                 self.catalog.commit(
                     row.table_id,
                     info.version,
@@ -403,10 +421,26 @@ class CatalogService:
             if e.error_code == "COMMIT_VERSION_CONFLICT" and self._is_replay(row, info.version, staged_uri, inline):
                 return  # UC: replaying an accepted commit is an idempotent no-op (200)
             raise
-        if info.file_name is not None and info.file_size and info.file_modification_timestamp:
-            self.meta.record_commit_file(row.table_id, info.file_name, info.file_size, info.file_modification_timestamp)
+        if details is not None and not ran():  # a faulty variant that ratifies in a transaction of its own
+            details(None, row.table_id)
         if req.metadata is not None:
             self._apply_metadata(row.table_id, req.metadata)
+
+    def _details_recorder(self, info: M.DeltaCommitInfo) -> Callable[[Tx | None, str], None] | None:
+        """Stores the file details a listing serves (size, modification time), in the ratification's
+        own transaction (``alongside``): a kill -9 or a full disk can no longer leave a ratified
+        commit listed with size and time 0. ``tx`` None: in a transaction of its own."""
+        name, size, mtime = info.file_name, info.file_size, info.file_modification_timestamp
+        if name is None or not size or not mtime:
+            return None
+
+        def record(tx: Tx | None, table_id: str) -> None:
+            if tx is None:
+                self.meta.record_commit_file(table_id, name, size, mtime)
+            else:
+                MetaStore.record_commit_file_in(tx, table_id, name, size, mtime)
+
+        return record
 
     def _proposal(self, row: TableRow, info: M.DeltaCommitInfo) -> tuple[str | None, bytes | None]:
         if (info.file_name is None) == (info.inline_content is None):

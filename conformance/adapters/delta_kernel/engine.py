@@ -8,11 +8,27 @@ committer handed to Kernel through its public ``SnapshotBuilder.withCommitter``,
 ``_delta_log/<version>.json``. Released, the commit is Kernel's own: a taken version makes Kernel
 run its conflict checker and rebase or give up, as in production.
 
-What Kernel 4.4's public write API builds: blind appends (INSERT) and table property changes
-(METADATA). UPDATE, DELETE, MERGE and OPTIMIZE need removes or deletion vectors, which it has no
-public way to write: ``begin`` raises ``NotSupported`` for them (the schedule is not run). Kernel
+What the engine builds, as Kernel's connectors do: blind appends (INSERT) and table property
+changes (METADATA) with Kernel's public write API, and copy-on-write DELETE, UPDATE and OPTIMIZE
+(``ConflictEngine.rewrite``): every data file holding a row the operation's predicate matches
+(``id``, or ``where`` on a non-key column; every live file for OPTIMIZE) is removed and its
+remaining rows (updated ones with the operation's values set) are written to a new file. The
+removes come from Kernel's internal API (``io.delta.kernel.internal.actions.AddFile.toRemoveFileRow``
+and ``SingleAction.createRemoveFileSingleAction``: Kernel's public API builds adds only), so they
+may change between Kernel releases; OPTIMIZE's removes and add have ``dataChange=false``. A DELETE
+or UPDATE that matches no row commits nothing (Delta's ``commitIfNeeded``).
+
+Not built (``NotSupported``, the schedule is skipped): MERGE; and any rewrite on a table with row
+tracking, because Kernel's write API cannot carry a row's stable row id into the file it is copied
+to (PROTOCOL.md, Row Tracking: a copied row keeps its id through the materialized row id column),
+so a rewrite by it would give every surviving row a new id. Kernel writes no deletion vectors; on a
+table with them enabled the rewrites are still copy-on-write, which the protocol allows (a delete
+may, not must, use a deletion vector) and which is what a Kernel connector does there. Kernel
 refuses the table property ``delta.isolationLevel`` (an unknown configuration), so its tables have
 Delta's default level, WriteSerializable; a Serializable table is ``NotSupported``.
+
+A failure of lakecert's own driver against the loaded jars (``jvm.KernelHarnessError``) is never
+turned into ``NotSupported``: it ends the check as ERROR.
 
 Catalog-managed tables (``DeltaSetup.catalog_managed``) live in a reference catalog of the engine's
 own, served over Unity Catalog's HTTP API (``serving.ServedCatalog``): Kernel creates them as a UC
@@ -35,7 +51,9 @@ from conformance.contract.delta import Catalog
 from conformance.contract.delta_engine import DeltaSetup, IsolationLevel, NotSupported
 from conformance.contract.iceberg import CommitResult, Operation, OpKind, Row, TableRead
 
-SUPPORTED = frozenset({OpKind.INSERT, OpKind.METADATA})
+SUPPORTED = frozenset({OpKind.INSERT, OpKind.METADATA, OpKind.DELETE, OpKind.UPDATE, OpKind.COMPACT})
+# Built as copy-on-write rewrites: they remove data files.
+REWRITES = frozenset({OpKind.DELETE, OpKind.UPDATE, OpKind.COMPACT})
 # Kernel's classification (Errors.java) of what ended a refused commit: its conflict checker said no.
 CONFLICT = "conflict"
 
@@ -47,8 +65,8 @@ class KernelEngineError(Exception):
 def table_properties(setup: DeltaSetup) -> dict[str, str]:
     """The properties Kernel is asked to create the table with; ``NotSupported`` for what it cannot."""
     if setup.isolation is not IsolationLevel.WRITE_SERIALIZABLE:
-        # Kernel 4.4 rejects delta.isolationLevel (UnknownConfigurationException): only the default.
-        raise NotSupported("Delta Kernel 4.4 cannot set delta.isolationLevel; its tables are WriteSerializable")
+        # Kernel (4.3, 4.4) rejects delta.isolationLevel (UnknownConfigurationException): only the default.
+        raise NotSupported("Delta Kernel cannot set delta.isolationLevel; its tables are WriteSerializable")
     props: dict[str, str] = {}
     if setup.deletion_vectors:
         props["delta.enableDeletionVectors"] = "true"
@@ -116,6 +134,7 @@ class KernelDeltaEngine:
         self._catalog = catalog
         self._fault = fault_overwrite_commits
         self._managed: set[str] = set()  # the tables created catalog-managed
+        self._row_tracking: set[str] = set()  # the tables created with row tracking
 
     def call(self, request: dict[str, Any]) -> Any:
         try:
@@ -134,6 +153,8 @@ class KernelDeltaEngine:
 
     def create_table(self, name: str, setup: DeltaSetup) -> TableRead:
         props = table_properties(setup)
+        if setup.row_tracking:
+            self._row_tracking.add(name)
         if setup.catalog_managed:
             if self._catalog is None:
                 raise NotSupported("this delta-kernel engine is bound to no catalog: path-based tables only")
@@ -147,15 +168,25 @@ class KernelDeltaEngine:
         return self.read(name)
 
     def refuses(self, op: Operation) -> str | None:
-        """``held_run.RefusesOperations``: what Kernel's public write API cannot build."""
+        """``held_run.RefusesOperations``: what the engine does not build with Kernel, on any table."""
         if op.kind in SUPPORTED:
             return None
-        return f"Delta Kernel 4.4's public write API has no {op.kind.value} (it writes no removes or deletion vectors)"
+        return f"lakecert's Delta Kernel engine builds no {op.kind.value} (Kernel has no such operation)"
 
     def begin(self, table: str, writer: int, op: Operation) -> KernelHeld:
         if (reason := self.refuses(op)) is not None:
             raise NotSupported(reason)
-        operation = {"kind": op.kind.value, "values": list(op.values)}
+        if op.kind in REWRITES and table in self._row_tracking:
+            raise NotSupported(
+                f"a copy-on-write {op.kind.value} by Delta Kernel cannot keep the rewritten rows' row ids "
+                "(row tracking): Kernel's write API has no way to carry them"
+            )
+        operation = {
+            "kind": op.kind.value,
+            "id": op.id,
+            "values": list(op.values),
+            "where": None if op.where is None else [op.where[0], op.where[1]],
+        }
         request = {"op": "engine_begin", **self._table(table), "operation": operation}
         out = self.call({**request, "fault_overwrite_commits": self._fault})
         return KernelHeld(self, table, int(out["handle"]), int(out["start"]))

@@ -16,12 +16,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conformance.contract.delta import AdapterBroken
+
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_JARS = ROOT / ".cache" / "jars" / "kernel"
 DEFAULT_CLASSES = ROOT / ".cache" / "kernel-driver"
 MAIN_CLASS = "lakecert.kernel.Driver"
 
 Observer = Callable[[dict[str, Any]], None]
+# The driver's error kind for its own failures (Errors.java), never Kernel's answer.
+HARNESS = "harness"
 
 
 class KernelSetupError(Exception):
@@ -30,6 +34,24 @@ class KernelSetupError(Exception):
 
 class KernelDied(Exception):
     """The driver process ended or stopped answering."""
+
+
+class KernelHarnessError(KernelDied, AdapterBroken):
+    """lakecert's driver does not fit the Kernel jars it runs on: the driver classified what the JVM
+    raised as ``harness`` (a ``LinkageError`` such as ``NoSuchMethodError`` or ``NoClassDefFoundError``,
+    a ``ReflectiveOperationException``, or a failure of its compat layer, ``KernelCompat.java``).
+
+    That says nothing about Kernel, so it must never become Kernel's refusal (NOT_APPLICABLE) or a
+    product defect (FAIL): it is the contract's ``AdapterBroken`` (ERROR, ``conformance/plugin/outcomes.py``), and a
+    ``KernelDied`` so that callers which stop on a broken driver stop on it too. It is not a
+    ``KernelFailed``, which the adapters turn into the contract's errors or ``NotSupported``."""
+
+    def __init__(self, java_class: str, message: str, causes: list[str]) -> None:
+        super().__init__(
+            f"lakecert's Kernel driver does not fit the loaded jars: {java_class}: {message}"
+            + "".join(f"\n  caused by {c}" for c in causes)
+        )
+        self.java_class = java_class
 
 
 class KernelFailed(Exception):
@@ -88,7 +110,17 @@ class KernelProcess:
         if hello.get("type") != "ready":
             self.close()
             raise KernelDied(f"unexpected first line from the driver: {hello}")
-        self.kernel_version = str(hello.get("kernel", "unknown"))
+        self._read_hello(hello)
+
+    def _read_hello(self, hello: dict[str, Any]) -> None:
+        """``kernel_version`` (delta-kernel-api's) and ``components``: per jar (delta-kernel-api,
+        -defaults, -unitycatalog, delta-storage, unitycatalog-client), the version the JVM actually
+        loaded, as the driver read it from the jar ("unknown" when it could not)."""
+        self.kernel_version = str(hello.get("kernel") or "unknown")
+        loaded = hello.get("components")
+        self.components: dict[str, str] = (
+            {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
+        )
 
     @staticmethod
     def _pump_stdout(proc: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
@@ -150,6 +182,12 @@ class KernelProcess:
                 self._write("ack")
             elif kind == "result":
                 return message.get("value")
+            elif kind == "error" and message.get("kind") == HARNESS:
+                raise KernelHarnessError(
+                    str(message.get("class")),
+                    str(message.get("message")),
+                    [str(c) for c in message.get("causes", [])],
+                )
             elif kind == "error":
                 raise KernelFailed(
                     str(message.get("kind")),

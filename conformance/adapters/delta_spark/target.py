@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from conformance.adapters.spark_iceberg.session import DELTA_VERSION, SPARK_VERSION, delta_jars
+from conformance.adapters.delta_spark.release import delta_jars
+from conformance.adapters.spark_iceberg import session
 from conformance.contract.delta_engine import DeltaEngine
 from conformance.contract.target import Kind, Side, TargetBase, TargetEnv
 
@@ -12,9 +13,10 @@ VERSION_ENV = "LAKECERT_DELTA_SPARK_VERSION"
 
 
 class DeltaSparkTarget(TargetBase):
-    """Options (``targets: {delta-spark: {options: {...}}}``): ``version`` (the delta-spark version
-    the run must use, else the run stops with a configuration error; also from
-    ``LAKECERT_DELTA_SPARK_VERSION``), ``master`` (``spark.master``, default ``local[2]``) and
+    """Options (``targets: {delta-spark: {options: {...}}}``): ``version`` (the delta-spark release for
+    Spark 4.1 under test, default the set-up's 4.4.0; another is fetched from Maven on first use and
+    lakecert's held LogStore compiled against it; also from ``LAKECERT_DELTA_SPARK_VERSION``),
+    ``master`` (``spark.master``, default ``local[2]``) and
     ``hold_timeout_s`` (hang guard per held step)."""
 
     name = "delta-spark"
@@ -33,17 +35,32 @@ class DeltaSparkTarget(TargetBase):
         hold_timeout_s: float = 120.0,
         exhaustive: bool = False,
     ) -> None:
-        wanted = version or os.environ.get(VERSION_ENV)
-        if wanted and wanted != DELTA_VERSION:
-            raise ValueError(f"delta-spark {wanted} asked for, {DELTA_VERSION} is the one set up")  # exit 2
-        if not delta_jars():
-            raise ValueError(f"delta-spark {DELTA_VERSION} jars missing; run `make setup` (or set LAKECERT_JARS)")
+        wanted = str(version or os.environ.get(VERSION_ENV) or session.DELTA_VERSION)
+        # Fetched now if need be (a registry that lacks the release stops the run with exit 2); the
+        # run's one SparkSession starts with these jars.
+        self.jars = delta_jars(wanted, session.jars_dir())
+        session.use_jars(delta=self.jars)
         self.master = master
         self.hold_timeout_s = hold_timeout_s
         self.delta_exhaustive = exhaustive
 
+    def observed_versions(self) -> dict[str, str]:
+        """Asked of the running JVM (delta-spark's package version, Spark's); before the session
+        started, read from the jar's manifest and the installed pyspark."""
+        seen = session.observed()
+        if not seen:
+            import pyspark
+
+            from conformance.artifacts.maven import manifest_version
+
+            seen = {"spark": f"{pyspark.__version__} (pyspark; no session started)"}
+            seen["delta-spark"] = manifest_version(self.jars[0]) or "unknown"
+        seen.pop("iceberg", None)  # the session's Iceberg runtime is not what this target tests
+        return seen
+
     def version(self) -> str:
-        return f"delta-spark {DELTA_VERSION} on Spark {SPARK_VERSION}"
+        seen = self.observed_versions()
+        return f"delta-spark {seen.get('delta-spark')} on Spark {seen.get('spark')}"
 
     def make_delta_engine(self, env: TargetEnv) -> DeltaEngine:
         from conformance.adapters.delta_spark.engine import DeltaSparkEngine  # starts the JVM: only when used

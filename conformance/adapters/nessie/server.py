@@ -19,7 +19,7 @@ from typing import Any
 
 from conformance.contract.target import S3Settings
 
-VERSION = "0.99.0"
+VERSION = "0.99.0"  # the release `make setup` fetches; option ``version`` runs another
 JAR = f"nessie-quarkus-{VERSION}-runner.jar"
 DEFAULT_JARS = Path(__file__).resolve().parents[3] / ".cache" / "jars"
 BUCKET = "lakecert-nessie"
@@ -31,8 +31,38 @@ class NessieStartError(Exception):
     """Nessie did not start; the message names its log."""
 
 
-def jar_path(jars: Path | None = None) -> Path:
-    return (jars or DEFAULT_JARS) / JAR
+def jar_path(jars: Path | None = None, version: str = VERSION) -> Path:
+    return (jars or DEFAULT_JARS) / f"nessie-quarkus-{version}-runner.jar"
+
+
+def runner_jar(version: str, jars: Path | None = None, *, fetch: bool = True) -> Path:
+    """The runner jar of ``version``: the set-up's when it holds it, else fetched from Maven (once;
+    with ``fetch=False``, where it would be)."""
+    in_setup = jar_path(jars, version)
+    if in_setup.is_file():
+        return in_setup
+    from conformance.artifacts import maven
+    from conformance.artifacts.cache import cache_root, complete, filled
+
+    if not fetch:
+        return cache_root() / "nessie" / version / in_setup.name
+    if complete(f"nessie/{version}") is None:  # before any progress line
+        maven.require("org.projectnessie.nessie", "nessie-quarkus", version)
+
+    def fill(folder: Path) -> None:
+        maven.download("org.projectnessie.nessie", "nessie-quarkus", version, folder, classifier="runner")
+
+    return filled(f"nessie/{version}", f"Nessie {version} (runner jar, ~250 MB)", fill) / in_setup.name
+
+
+def observed_version(jar: Path | str | None) -> str:
+    """The version the runner jar says it is (its manifest), or "unknown"."""
+    from conformance.artifacts.maven import manifest_version
+
+    path = Path(jar) if jar else jar_path()
+    if path.is_dir():
+        path = jar_path(path)
+    return manifest_version(path) or "unknown"
 
 
 def nessie_properties(s3: S3Settings, warehouse: str) -> dict[str, str]:
@@ -71,9 +101,10 @@ class NessieServer:
         jars: Path | None = None,
         heap: str = "768m",
         ready_timeout_s: float = 600.0,
+        jar: Path | None = None,
     ) -> None:
         self.java, self.workdir = java, workdir
-        self.jar = jar_path(jars)
+        self.jar = jar or jar_path(jars)
         self.log_path = workdir / "nessie.log"
         self.heap, self.ready_timeout_s = heap, ready_timeout_s
         self._s3, self._warehouse = s3, warehouse

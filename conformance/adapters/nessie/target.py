@@ -2,7 +2,8 @@
 ``iceberg-catalog-commit``. lakecert starts Nessie itself (``server.py``) once per run and stops it
 at the end; ``spark-iceberg`` can commit through it too (option ``catalog: nessie``).
 
-Options (``targets: {nessie: {options: {...}}}``): ``java`` (a ``java`` binary or a JDK home of
+Options (``targets: {nessie: {options: {...}}}``): ``version`` (the Nessie release, default the
+set-up's 0.99.0; another is fetched from Maven on first use), ``java`` (a ``java`` binary or a JDK home of
 Java 21+; default: ``JAVA_HOME``, then the JDKs installed, then ``PATH``), ``jars`` (where the runner
 jar is; default ``LAKECERT_JARS`` or the checkout's ``.cache/jars``), ``heap`` (``-Xmx``, default
 768m) and ``ready_timeout_s`` (a hang guard on start-up, default 600).
@@ -14,7 +15,7 @@ import os
 from pathlib import Path
 
 from conformance.adapters.nessie.java import JavaNotFound, find_java
-from conformance.adapters.nessie.server import VERSION, NessieServer, jar_path
+from conformance.adapters.nessie.server import VERSION, NessieServer, observed_version, runner_jar
 from conformance.contract.delta import Catalog, DeltaClient, NotSupported
 from conformance.contract.iceberg_catalog import RestCatalogEndpoint, endpoint_of
 from conformance.contract.target import Kind, S3Settings, Side, TargetBase, TargetEnv, TargetUnavailable
@@ -35,7 +36,7 @@ def start_nessie(env: TargetEnv, options: NessieOptions) -> NessieServer:
         env.workdir / "nessie",
         s3=s3,
         warehouse=warehouse,
-        jars=options.jars,
+        jar=options.jar,
         heap=options.heap,
         ready_timeout_s=options.ready_timeout_s,
     ).start()
@@ -43,15 +44,21 @@ def start_nessie(env: TargetEnv, options: NessieOptions) -> NessieServer:
 
 class NessieOptions:
     def __init__(
-        self, java: str | None = None, jars: str | None = None, heap: str = "768m", ready_timeout_s: float = 600.0
+        self,
+        java: str | None = None,
+        jars: str | None = None,
+        heap: str = "768m",
+        ready_timeout_s: float = 600.0,
+        version: str = VERSION,
     ) -> None:
         self.java, self.jars = java, jars_option(jars)
         self.heap, self.ready_timeout_s = heap, float(ready_timeout_s)
+        self.jar = runner_jar(str(version), self.jars)  # fetched now if need be (exit 2 if it cannot be)
 
     def preflight(self) -> None:
         """The jar and a Java 21+ must be there before any check: else the run is an error (exit 2)."""
-        if not jar_path(self.jars).is_file():
-            raise TargetUnavailable(f"{jar_path(self.jars)} is missing: run `make setup`")
+        if not self.jar.is_file():
+            raise TargetUnavailable(f"{self.jar} is missing: run `make setup`")
         try:
             find_java(self.java)
         except JavaNotFound as e:
@@ -65,13 +72,21 @@ class NessieTarget(TargetBase):
     profiles: frozenset[str] | None = frozenset({"iceberg-catalog-commit"})
 
     def __init__(
-        self, java: str | None = None, jars: str | None = None, heap: str = "768m", ready_timeout_s: float = 600.0
+        self,
+        java: str | None = None,
+        jars: str | None = None,
+        heap: str = "768m",
+        ready_timeout_s: float = 600.0,
+        version: str = VERSION,
     ) -> None:
-        self.options = NessieOptions(java, jars, heap, ready_timeout_s)
+        self.options = NessieOptions(java, jars, heap, ready_timeout_s, version)
         self.server: NessieServer | None = None
 
+    def observed_versions(self) -> dict[str, str]:
+        return {"nessie": observed_version(self.options.jar)}
+
     def version(self) -> str:
-        return f"Project Nessie {VERSION} (Iceberg REST, in-memory version store)"
+        return f"Project Nessie {observed_version(self.options.jar)} (Iceberg REST, in-memory version store)"
 
     def preflight(self) -> None:
         self.options.preflight()

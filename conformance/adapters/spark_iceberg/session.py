@@ -1,9 +1,10 @@
 """One SparkSession per run, with the Iceberg runtime from Maven Central (and delta-spark, when the
 set-up fetched it: the ``delta-spark`` target shares this session).
 
-The jars are fetched by `make setup` (``mvn dependency:copy`` into ``.cache/jars``) so a run
-never resolves artifacts itself; ``LAKECERT_JARS`` points elsewhere. ``spark.master`` comes from
-the configuration, so heavy runs can go to a cluster.
+The default releases are fetched by `make setup` (into ``.cache/jars``; ``LAKECERT_JARS`` points
+elsewhere); a target asking for another release (option ``version``) hands its jars to ``use_jars``
+before the session starts (``release.py`` of each adapter fetches them). ``spark.master`` comes from
+the configuration, so heavy runs can go to a cluster. ``observed`` asks the running JVM what it runs.
 """
 
 from __future__ import annotations
@@ -37,13 +38,31 @@ def jars_dir() -> Path:
 
 _lock = threading.Lock()
 _session: Any = None
+# The jars the session starts with, when a target chose a release (None: the set-up's defaults).
+_chosen: dict[str, list[Path]] = {}
 
 
 class SparkUnavailable(RuntimeError):
     """PySpark or the Iceberg runtime jar is not installed where the set-up puts them."""
 
 
+def use_jars(iceberg: list[Path] | None = None, delta: list[Path] | None = None) -> None:
+    """The releases the run's session starts with; refused once it has started with others (one
+    JVM per run: a second release of the same classes cannot be loaded beside the first)."""
+    with _lock:
+        wanted = {k: v for k, v in (("iceberg", iceberg), ("delta", delta)) if v is not None}
+        if _session is not None and any(_chosen.get(k, _default(k)) != v for k, v in wanted.items()):
+            raise SparkUnavailable("the run's SparkSession already runs other releases than the ones asked for")
+        _chosen.update(wanted)
+
+
+def _default(kind: str) -> list[Path]:
+    return [jars_dir() / ICEBERG_RUNTIME, jars_dir() / ICEBERG_AWS] if kind == "iceberg" else delta_jars()
+
+
 def iceberg_jars() -> list[Path]:
+    if "iceberg" in _chosen:
+        return _chosen["iceberg"]
     jars = [jars_dir() / ICEBERG_RUNTIME, jars_dir() / ICEBERG_AWS]
     if missing := [str(j) for j in jars if not j.exists()]:
         raise SparkUnavailable(f"{', '.join(missing)} missing; run `make setup` (or set LAKECERT_JARS)")
@@ -52,6 +71,8 @@ def iceberg_jars() -> list[Path]:
 
 def delta_jars() -> list[Path]:
     """The Delta jars, or none when the set-up did not fetch them all (then the session has no Delta)."""
+    if "delta" in _chosen:
+        return _chosen["delta"]
     jars = [jars_dir() / j for j in DELTA_JARS]
     return jars if all(j.exists() for j in jars) else []
 
@@ -96,6 +117,21 @@ def spark_session(master: str) -> Any:
             _session = builder.getOrCreate()
             _session.sparkContext.setLogLevel("ERROR")
         return _session
+
+
+def observed() -> dict[str, str]:
+    """What the running session really runs, asked of the JVM itself: Spark's version, Iceberg's
+    ``IcebergBuild.version()`` and delta-spark's jar version. Empty before the session started."""
+    with _lock:
+        session = _session
+    if session is None:
+        return {}
+    jvm = session.sparkContext._jvm
+    found = {"spark": str(session.version), "iceberg": str(jvm.org.apache.iceberg.IcebergBuild.version())}
+    if has_delta(session):
+        package = jvm.java.lang.Class.forName("io.delta.tables.DeltaTable").getPackage()
+        found["delta-spark"] = str(package.getImplementationVersion() or "unknown")
+    return found
 
 
 def start_early(master: str) -> threading.Thread:

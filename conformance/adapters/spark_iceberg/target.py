@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from conformance.adapters.spark_iceberg.session import ICEBERG_VERSION, SPARK_VERSION
+from conformance.adapters.spark_iceberg import session
+from conformance.adapters.spark_iceberg.release import built_version, iceberg_jars
 from conformance.contract.delta import Catalog, DeltaClient, NotSupported
 from conformance.contract.iceberg import IcebergEngine
 from conformance.contract.target import IcebergBudget, Kind, Side, TargetBase, TargetEnv
 
 
 class SparkIcebergTarget(TargetBase):
-    """Options (``targets: {spark-iceberg: {options: {...}}}``): ``master`` (``spark.master``, default
+    """Options (``targets: {spark-iceberg: {options: {...}}}``): ``version`` (the Iceberg release for
+    Spark 4.1 under test, default the set-up's 1.11.0; another is fetched from Maven on first use),
+    ``master`` (``spark.master``, default
     ``local[2]``; point it at a cluster for heavy runs), ``hold_timeout_s`` (how long a commit may
     wait at the catalog, and a writer may take to reach it, before the check ends in ERROR),
     ``parallel`` (held schedules run at once, each on a table of its own; 1 runs them one by one) and
@@ -38,6 +42,7 @@ class SparkIcebergTarget(TargetBase):
         catalog: str = "reference",
         nessie: dict[str, Any] | None = None,
         parallel: int = 2,
+        version: str = session.ICEBERG_VERSION,
     ) -> None:
         if catalog not in ("reference", "nessie") and not catalog.startswith("http://"):
             # A configuration error (exit 2), before anything starts.
@@ -49,10 +54,35 @@ class SparkIcebergTarget(TargetBase):
         # Held schedules run at once, each on its own table of the one session (a writer spends most
         # of a schedule waiting: for its commit's release, for Spark to plan a query).
         self.parallel_schedules = parallel
+        # The release's jars (fetched now if need be: a registry that lacks it stops the run with
+        # exit 2 before anything starts); the run's one SparkSession starts with them.
+        self.jars = iceberg_jars(str(version), session.jars_dir())
+        session.use_jars(iceberg=self.jars)
+
+    def observed_versions(self) -> dict[str, str]:
+        """Asked of the running JVM (Spark's version, Iceberg's ``IcebergBuild``); before the session
+        started, read from the installed pyspark and the runtime jar's build properties."""
+        seen = session.observed()
+        if not seen:
+            import pyspark
+
+            seen = {"spark": f"{pyspark.__version__} (pyspark; no session started)"}
+            seen["iceberg"] = built_version(self.jars[0]) or "unknown"
+        seen.pop("delta-spark", None)  # the session's Delta, if any, is not what this target tests
+        if self.catalog == "nessie":
+            from conformance.adapters.nessie.server import VERSION, observed_version, runner_jar
+
+            jars = self.nessie.get("jars")
+            version = str(self.nessie.get("version", VERSION))
+            seen["nessie"] = observed_version(runner_jar(version, Path(jars) if jars else None, fetch=False))
+        return seen
 
     def version(self) -> str:
-        through = {"reference": "", "nessie": ", through Nessie 0.99.0"}.get(self.catalog, f", through {self.catalog}")
-        return f"Spark {SPARK_VERSION}, Iceberg {ICEBERG_VERSION}{through}"
+        seen = self.observed_versions()
+        through = {"reference": "", "nessie": f", through Nessie {seen.get('nessie')}"}.get(
+            self.catalog, f", through {self.catalog}"
+        )
+        return f"Spark {seen.get('spark')}, Iceberg {seen.get('iceberg')}{through}"
 
     def preflight(self) -> None:
         """Starts the SparkSession in the background, so that its JVM start overlaps lakecert's own."""
@@ -87,7 +117,10 @@ class SparkPyIcebergTarget(SparkIcebergTarget):
     second_writer = "pyiceberg"
     model_preset = None  # the model has no preset of pyiceberg's validations: every schedule runs
 
-    def version(self) -> str:
+    def observed_versions(self) -> dict[str, str]:
         import pyiceberg
 
-        return f"{super().version()}, pyiceberg {pyiceberg.__version__}"
+        return {**super().observed_versions(), "pyiceberg": pyiceberg.__version__}
+
+    def version(self) -> str:
+        return f"{super().version()}, pyiceberg {self.observed_versions()['pyiceberg']}"

@@ -13,6 +13,7 @@ import httpx
 from conformance.contract.delta import (
     CommitConflict,
     CommitRejected,
+    CredentialRefused,
     InvalidRequest,
     TableNotFound,
 )
@@ -48,10 +49,18 @@ class UCServerError(Exception):
 
 
 class UCHttpError(Exception):
-    def __init__(self, status: int, body: Any) -> None:
+    def __init__(self, status: int, body: Any, method: str = "", path: str = "") -> None:
         super().__init__(f"HTTP {status}: {body}")
         self.status = status
         self.body = body
+        self.method, self.path = method, path  # the request it answered
+
+    @property
+    def proposal(self) -> bool:
+        """Whether it answered a commit proposal or publication mark (the preview commits endpoint,
+        or /delta/v1's table update), which a catalog may refuse by rule."""
+        endpoint = endpoint_of(self.path)
+        return self.method == "POST" and (endpoint.endswith("/commits") or endpoint.endswith("/tables/{name}"))
 
     @property
     def message(self) -> str:
@@ -74,6 +83,11 @@ class UCHttpError(Exception):
 
 def raise_for(error: UCHttpError) -> NoReturn:
     msg = error.message
+    if error.status == 401 or (error.status == 403 and not error.proposal):
+        raise CredentialRefused(
+            f"the catalog refused lakecert's credential for {error.method} {endpoint_of(error.path)} ({msg}): "
+            "lakecert needs a token that may create, commit to, read and drop tables in its schema"
+        ) from error
     if error.status == 409:
         raise CommitConflict(msg, latest_version=error.latest_version()) from error
     if error.status == 404:
@@ -227,7 +241,7 @@ class UCClient:
         except ValueError:
             payload = raw.decode("utf-8", "replace")
         if not 200 <= resp.status_code < 300:
-            raise UCHttpError(resp.status_code, payload)
+            raise UCHttpError(resp.status_code, payload, method, path)
         return payload
 
     def call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from conformance.contract.delta import Catalog, StagingTable, Storage, TableInfo
 from conformance.report.outcomes import PremiseBroken
@@ -39,6 +40,18 @@ def reseed(seed: int) -> None:
 
 def new_uuid() -> str:
     return str(uuid.UUID(int=_names.getrandbits(128), version=4))
+
+
+def when(ms: object) -> str:
+    """A timestamp in epoch milliseconds for a message: the UTC time a reader can place, then the
+    number the product wrote (which the reproducer's transcript holds too)."""
+    if not isinstance(ms, int) or isinstance(ms, bool):
+        return repr(ms)
+    try:
+        text = datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    except (OverflowError, OSError, ValueError):
+        return f"{ms} ms"
+    return f"{text} UTC ({ms})"
 
 
 def ict_of(version: int) -> int:

@@ -68,8 +68,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not declared_delta_exhaustive(ctx.target):
         drop = [i for i in items if WHERE in i.nodeid and getattr(i, "originalname", i.name) in EXHAUSTIVE_CHECKS]
         if drop:
-            config.hook.pytest_deselected(items=drop)
+            hint = f"exhaustive schedules only: run with target option `exhaustive: true` (targets.{ctx.target.name})"
             items[:] = [i for i in items if i not in drop]
+            ctx.note_left_out(items, drop, dict.fromkeys((i.nodeid for i in drop), hint))
+            config.hook.pytest_deselected(items=drop)
     plan = model_plan(ctx) if any(WHERE in i.nodeid for i in items) else None
     if plan is not None:
         config.stash[PLAN_KEY] = (plan, order(plan, items, WHERE))

@@ -81,6 +81,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     core = budget["matrix"] == "core"
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
+    how: dict[str, str] = {}  # a dropped check -> the setting that runs it
     for item in items:
         if WHERE not in item.nodeid:  # other profiles' checks have setups of their own kind
             keep.append(item)
@@ -92,7 +93,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         full_only = core and mark is not None and mark.args[0].core == 0
         shallow = not budget["exhaustive"] and getattr(item, "originalname", item.name) in EXHAUSTIVE_CHECKS
         (drop if core_only or full_only or shallow else keep).append(item)
+        if core_only or full_only:
+            how[item.nodeid] = (
+                "outside the core budget: run with `iceberg: {matrix: full}` (LAKECERT__iceberg__matrix=full)"
+            )
+        elif shallow:
+            how[item.nodeid] = "exhaustive schedules only: run with `iceberg: {exhaustive: true}`"
     if drop:
+        ctx.note_left_out(keep, drop, how)
         config.hook.pytest_deselected(items=drop)
     items[:] = keep
     plan = model_plan(ctx) if any(WHERE in i.nodeid for i in items) else None

@@ -53,7 +53,9 @@ class RestDriver:
     def load(self, table: Table) -> dict[str, Any]:
         loaded = self.request("GET", f"namespaces/{table.namespace}/tables/{table.name}")
         assert loaded.status == 200, f"load table: {loaded}"
-        assert isinstance(loaded.body, dict)
+        assert isinstance(loaded.body, dict), (
+            f"load table answered 200 with a {type(loaded.body).__name__}, not an object"
+        )
         return loaded.body
 
     def commit(self, table: Table, requirements: list[dict[str, Any]], updates: list[dict[str, Any]]) -> Answer:

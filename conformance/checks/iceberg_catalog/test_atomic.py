@@ -17,7 +17,8 @@ RACERS = 8
 @pytest.mark.req("ICE-CAT-ATOMIC-REQUIREMENTS")
 def test_one_of_racing_commits_on_a_branch_wins(rest: RestDriver) -> None:
     table = rest.new_table()
-    assert rest.commit(table, [on_main(None)], append(1, None, 1)).status == 200
+    first = rest.commit(table, [on_main(None)], append(1, None, 1))
+    assert first.status == 200, f"the first append to a new table (main must not exist) was answered {first.status}"
     start = threading.Barrier(RACERS)
 
     def racer(i: int) -> Answer:
@@ -32,9 +33,12 @@ def test_one_of_racing_commits_on_a_branch_wins(rest: RestDriver) -> None:
     assert len(winners) == 1, f"{len(winners)} of {RACERS} commits requiring main = 1 applied: {statuses}"
     losers = [a for a in answers if a.status != 200]
     # The error's type is judged by ICE-CAT-CONFLICT-TYPE (a SHOULD): engines read any 409 as a lost race.
-    assert all(a.status == 409 for a in losers), [a.status for a in losers]
+    assert all(a.status == 409 for a in losers), (
+        f"commits that lost the race were answered {[a.status for a in losers]}; a refused requirement is answered 409"
+    )
     metadata = rest.load(table)["metadata"]
-    assert metadata["refs"]["main"]["snapshot-id"] == winners[0]
+    main = metadata["refs"]["main"]["snapshot-id"]
+    assert main == winners[0], f"main points at snapshot {main}, not at {winners[0]}, the one commit that was applied"
     # Only a loser's snapshot served would break atomicity; whether older snapshots are still served
     # is ICE-CAT-SNAPSHOTS-KEPT's to judge, not this rule's.
     served = {s["snapshot-id"] for s in metadata["snapshots"]}

@@ -18,7 +18,8 @@ REFUSED: dict[str, dict[str, Any]] = {"stale-main": on_main(7), "exists": {"type
 @pytest.mark.parametrize("requirement", REFUSED.values(), ids=REFUSED.keys())
 def test_refused_commit_is_named_commit_failed(rest: RestDriver, requirement: dict[str, Any]) -> None:
     table = rest.new_table()
-    assert rest.commit(table, [on_main(None)], append(1, None, 1)).status == 200
+    first = rest.commit(table, [on_main(None)], append(1, None, 1))
+    assert first.status == 200, f"the first append to a new table (main must not exist) was answered {first.status}"
     answer = rest.commit(table, [requirement], append(2, 1, 2))
     assert answer.status == 409, f"a commit whose requirement fails was answered {answer.status}"
     assert answer.error_type == "CommitFailedException", f"the refusal is typed {answer.error_type!r}"

@@ -34,7 +34,8 @@ def _state(rest: RestDriver, table: Table) -> tuple[Any, ...]:
 @pytest.mark.parametrize("requirement", REFUSED.values(), ids=REFUSED.keys())
 def test_refused_commit_leaves_no_trace(rest: RestDriver, requirement: dict[str, Any]) -> None:
     table = rest.new_table()
-    assert rest.commit(table, [on_main(None)], append(1, None, 1)).status == 200
+    first = rest.commit(table, [on_main(None)], append(1, None, 1))
+    assert first.status == 200, f"the first append to a new table (main must not exist) was answered {first.status}"
     before = _state(rest, table)
     updates = [*append(2, 1, 2), {"action": "set-properties", "updates": {"lakecert.refused": "yes"}}]
     answer = rest.commit(table, [requirement], updates)

@@ -43,10 +43,13 @@ def test_requirement_is_enforced(rest: RestDriver, kind: str) -> None:
     loaded = rest.load(table)
     holding, failing = holding_and_failing(kind, loaded["metadata"])
     answer = rest.commit(table, [failing], [{"action": "set-properties", "updates": {"lakecert.requirement": "x"}}])
-    assert answer.status == 409, f"{failing} did not refuse the commit: {answer.status}"
-    assert rest.load(table)["metadata-location"] == loaded["metadata-location"]
+    assert answer.status == 409, f"{failing} does not hold, yet the commit was answered {answer.status}, not 409"
+    assert rest.load(table)["metadata-location"] == loaded["metadata-location"], (
+        f"the commit refused for {failing} still moved the table's metadata"
+    )
     assert _mark(table, rest, holding, "held") == 200, f"{holding} holds, yet the commit was refused"
-    assert rest.load(table)["metadata"]["properties"].get("lakecert.requirement") == "held"
+    marked = rest.load(table)["metadata"]["properties"].get("lakecert.requirement")
+    assert marked == "held", f"the commit accepted under {holding} is not served: the property reads {marked!r}"
 
 
 @pytest.mark.req("ICE-CAT-REQUIREMENT-TYPES")
@@ -55,13 +58,15 @@ def test_assert_create_refuses_an_existing_table_and_creates_a_new_one(rest: Res
     loaded = rest.load(table)
     exists = rest.commit(table, [{"type": "assert-create"}], [{"action": "set-properties", "updates": {"k": "v"}}])
     assert exists.status == 409, f"assert-create on an existing table was answered {exists.status}"
-    assert rest.load(table)["metadata-location"] == loaded["metadata-location"]
+    assert rest.load(table)["metadata-location"] == loaded["metadata-location"], (
+        "the refused assert-create commit still moved the existing table's metadata"
+    )
 
     # The spec's create transaction: a staged create (nothing stored), then a commit with assert-create.
     new = Table(table.namespace, "created")
     body = {"name": new.name, "schema": SCHEMA, "stage-create": True, "properties": {"format-version": "2"}}
     staged = rest.request("POST", f"namespaces/{new.namespace}/tables", body)
-    assert staged.status == 200, staged
+    assert staged.status == 200, f"a staged create (stage-create: true) was answered {staged.status}: {staged.body}"
     metadata = staged.body["metadata"]
     updates = [
         {"action": "assign-uuid", "uuid": metadata["table-uuid"]},
@@ -76,4 +81,7 @@ def test_assert_create_refuses_an_existing_table_and_creates_a_new_one(rest: Res
     ]
     created = rest.commit(new, [{"type": "assert-create"}], updates)
     assert created.status == 200, f"a create transaction was refused: {created}"
-    assert rest.load(new)["metadata"]["table-uuid"] == metadata["table-uuid"]
+    served = rest.load(new)["metadata"]["table-uuid"]
+    assert served == metadata["table-uuid"], (
+        f"the created table is served with uuid {served}, not {metadata['table-uuid']}, the one its create assigned"
+    )

@@ -67,7 +67,9 @@ def test_listing_stays_inside_the_range(catalog: RecordingCatalog, driver: Catal
         versions = sorted(c.version for c in catalog.get_commits(table.table_id, start, end).commits)
         outside = [v for v in versions if v not in want]
         if outside:
-            raise Violation("CAT-LIST-RANGE", f"asked for [{start}, {end}], got {versions}")
+            raise Violation(
+                "CAT-LIST-RANGE", f"{_asked(start, end)}, the catalog listed {versions}: {outside} outside it"
+            )
         left_out = [v for v in want if v not in versions]
         with premise("listing the left-out commits alone"):
             lost = [v for v in left_out if not _served_alone(catalog, table.table_id, v)]
@@ -75,8 +77,16 @@ def test_listing_stays_inside_the_range(catalog: RecordingCatalog, driver: Catal
             raise PremiseBroken(f"ratified, unpublished {lost} are not served even alone")
         if left_out:
             raise Violation(
-                "CAT-LIST-CONTIGUOUS", f"asked for [{start}, {end}], got {versions}: stored commits left out"
+                "CAT-LIST-CONTIGUOUS",
+                f"{_asked(start, end)}, the catalog listed {versions} and left out {left_out}, which it serves"
+                " when each is asked for alone; a listing must hold every ratified commit in its range",
             )
+
+
+def _asked(start: int, end: int | None) -> str:
+    # In words, not as "[7, 9]": beside a listing printed as a Python list, a bracketed range read
+    # as the same list ("asked for [7, 9], got [7, 9]").
+    return f"asked for v{start} to v{end}" if end is not None else f"asked for v{start} up to the latest"
 
 
 def _served_alone(catalog: RecordingCatalog, table_id: str, version: int) -> bool:
@@ -88,7 +98,8 @@ def test_listing_carries_latest_version(catalog: RecordingCatalog, driver: Catal
     table = driver.new_table(table_name)
     assert catalog.get_commits(table.table_id).latest_version == 0, "a new table's latest version is 0"
     driver.commit_range(table, 1, 3)
-    assert catalog.get_commits(table.table_id).latest_version == 3
+    latest = catalog.get_commits(table.table_id).latest_version
+    assert latest == 3, f"after v1-v3 were ratified the listing says the latest version is {latest}, not 3"
     assert catalog.get_commits(table.table_id, 1, 1).latest_version == 3, "a narrow range hid the latest version"
 
 
@@ -111,8 +122,12 @@ def test_rejected_and_unproposed_files_are_not_listed(
     table = driver.new_table(table_name)
     ratified = driver.commit_range(table, 1, 2)
     rejected = driver.stage(table, 2)
-    with pytest.raises(CommitConflict):
+    try:
         catalog.commit(table.table_id, 2, staged_uri=rejected, in_commit_timestamp=ict_of(2))
+    except CommitConflict:
+        pass
+    else:
+        pytest.fail("the catalog accepted a second proposal for the ratified v2; it must answer with a conflict")
     unproposed = driver.stage(table, 3)
     listed = list(driver.listing(table).values())
     assert rejected not in listed, "a rejected proposal is listed as ratified"

@@ -45,7 +45,7 @@ def test_reader_reproduces_golden_table(
     case_name: str, client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
 ) -> None:
     root = _golden_root()
-    assert root is not None
+    assert root is not None, "lakecert's golden tables were not found (the check's cases came from them)"
     case = root / case_name
     copy_table(case, seeded.storage, seeded.location)
     state, commits = catalog_state(case, seeded.location)

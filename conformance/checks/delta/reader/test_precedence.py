@@ -151,7 +151,9 @@ def test_reader_reads_a_cleaned_up_table_from_its_checkpoint(
     seeded.publish(0, version0(seeded.location))
     for version, content in enumerate(commits, start=1):
         seeded.publish(version, content)
-    assert write_checkpoint(seeded.storage, seeded.location, 4, _state(seeded, commits))
+    assert write_checkpoint(seeded.storage, seeded.location, 4, _state(seeded, commits)), (
+        "lakecert's reference writer made no checkpoint of v4 for the reader to start from"
+    )
     for version in range(4):
         seeded.storage.delete(delta_uri(seeded.location, version))
     ref_admin.import_table(table_name, seeded.location, 5, [_staged(seeded, 5)], 4)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks.delta.builders import LogBuilder, expected_rows, ict_of, version0
+from conformance.checks.delta.builders import LogBuilder, expected_rows, ict_of, version0, when
 from conformance.contract.delta import RatifiedCommit
 from conformance.observe.recording import RecordingClient
 from reference_impl.catalog.catalog import ReferenceCatalog
@@ -26,5 +26,7 @@ def test_timestamps_resolve_by_in_commit_timestamp(
     # Delta readers may refuse it (Kernel and Spark do), and the RFC says nothing of it.
     for ts, version in ((ict_of(1), 1), (ict_of(2) + 1, 2), (ict_of(3) - 1, 2), (ict_of(4), 4)):
         result = client.read(table_name, timestamp_ms=ts)
-        assert result.version == version, f"timestamp {ts} resolved to v{result.version}, not v{version}"
-        assert result.rows == expected_rows(range(version + 1))
+        assert result.version == version, f"timestamp {when(ts)} resolved to v{result.version}, not v{version}"
+        assert result.rows == expected_rows(range(version + 1)), (
+            f"timestamp {when(ts)} read v{version} with rows {result.rows}; v{version} holds rows 0-{version}"
+        )

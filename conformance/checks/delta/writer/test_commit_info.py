@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks.delta.builders import premise
+from conformance.checks.delta.builders import premise, when
 from conformance.checks.delta.evidence import ratified_content
 from conformance.checks.delta.writer.conftest import WrittenTable, ahead_client
 from conformance.contract.delta import Storage
@@ -34,7 +34,10 @@ def test_in_commit_timestamps_strictly_increase(written: WrittenTable) -> None:
         ict = (commit_info(actions) or {}).get("inCommitTimestamp")
         assert isinstance(ict, int) and not isinstance(ict, bool), f"v{version} has inCommitTimestamp={ict!r}"
         if previous is not None:
-            assert ict > previous[1], f"v{version} timestamp {ict} is not after v{previous[0]}'s {previous[1]}"
+            assert ict > previous[1], (
+                f"v{version}'s inCommitTimestamp {when(ict)} is not after v{previous[0]}'s {when(previous[1])};"
+                " each commit's must be later than the one before"
+            )
         previous = (version, ict)
 
 
@@ -79,7 +82,10 @@ def test_in_commit_timestamps_pass_a_writer_whose_clock_is_ahead(
         ict = (commit_info(decode_commit(content)) or {}).get("inCommitTimestamp")
         assert isinstance(ict, int) and not isinstance(ict, bool), f"v{version} has inCommitTimestamp={ict!r}"
         if previous is not None:
-            assert ict > previous[1], f"v{version} timestamp {ict} is not after v{previous[0]}'s {previous[1]}"
+            assert ict > previous[1], (
+                f"v{version}'s inCommitTimestamp {when(ict)} is not after v{previous[0]}'s {when(previous[1])};"
+                " each commit's must be later than the one before"
+            )
         previous = (version, ict)
 
 
@@ -101,11 +107,15 @@ def test_in_commit_timestamps_pass_a_checkpointed_commit(
     with premise("the suite's writer appending, publishing and checkpointing v1"):
         ahead.append(table_name, [{"id": 1, "value": "ahead"}])
         ahead.publish(table_name)
-        assert ahead.checkpoint(table_name) == 1
+        checkpointed = ahead.checkpoint(table_name)
+        assert checkpointed == 1, f"the suite's writer checkpointed v{checkpointed}, not the v1 it wrote"
     client.append(table_name, [{"id": 2, "value": "b"}])
     location = ref_admin.resolve(table_name).location
     first = (commit_info(decode_commit(suite_storage.get(delta_uri(location, 1)))) or {}).get("inCommitTimestamp")
     ratified = ratified_content(transcript, suite_storage, ref_admin.resolve(table_name).table_id)
     second = (commit_info(decode_commit(ratified[2])) or {}).get("inCommitTimestamp") if 2 in ratified else None
     assert isinstance(first, int) and isinstance(second, int), f"timestamps v1={first!r}, v2={second!r}"
-    assert second > first, f"v2 timestamp {second} is not after the checkpointed v1's {first}"
+    assert second > first, (
+        f"v2's inCommitTimestamp {when(second)} is not after the checkpointed v1's {when(first)};"
+        " each commit's must be later than the one before"
+    )

@@ -32,7 +32,7 @@ def test_in_commit_timestamps_are_enabled(written: WrittenTable) -> None:
     metadata = _single(written.commits[0], "metaData")
     assert "inCommitTimestamp" in (protocol.get("writerFeatures") or []), "inCommitTimestamp feature not listed"
     config = metadata.get("configuration") or {}
-    assert isinstance(config, dict)
+    assert isinstance(config, dict), f"metaData.configuration is a {type(config).__name__}, not a map of settings"
     assert config.get("delta.enableInCommitTimestamps") == "true", (
         f"delta.enableInCommitTimestamps={config.get('delta.enableInCommitTimestamps')!r}"
     )

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conformance.checks.delta.builders import UC_TABLE_ID, LogBuilder, premise, version0
+from conformance.checks.delta.builders import UC_TABLE_ID, LogBuilder, premise, version0, when
 from conformance.checks.delta.evidence import attempt, client_writes, proposals
 from conformance.checks.delta.writer.conftest import WrittenTable, ahead_client
 from conformance.checks.delta.writer.races import lose_v2
@@ -139,7 +139,8 @@ def test_conflict_rewrites_the_commit_in_a_new_file(
     retry_ict = in_commit_timestamp(decode_commit(_content(ref_admin, suite_storage, table_id, 3)))
     if not (isinstance(retry_ict, int) and isinstance(rival_ict, int) and retry_ict > rival_ict):
         raise Violation(
-            "WRT-ICT-MONOTONIC", f"the retried v3 has inCommitTimestamp {retry_ict}, the rival v2 {rival_ict}"
+            "WRT-ICT-MONOTONIC",
+            f"the retried v3 has inCommitTimestamp {when(retry_ict)}, not after the rival v2's {when(rival_ict)}",
         )
 
 

@@ -16,6 +16,9 @@ import io.delta.kernel.data.ColumnVector;
 import io.delta.kernel.data.ColumnarBatch;
 import io.delta.kernel.data.Row;
 import io.delta.kernel.engine.Engine;
+import io.delta.kernel.internal.InternalScanFileUtils;
+import io.delta.kernel.internal.actions.AddFile;
+import io.delta.kernel.internal.actions.SingleAction;
 import io.delta.kernel.types.DataType;
 import io.delta.kernel.types.StringType;
 import io.delta.kernel.types.StructType;
@@ -45,8 +48,10 @@ import java.util.function.UnaryOperator;
  * served catalog): the held committer wraps Kernel's UC committer, so the hold is where Kernel would
  * propose to the catalog, and reads load snapshots with the catalog's ratified commits.
  *
- * <p>What Kernel 4.4's public write API can build: blind appends (INSERT) and table property
- * changes (METADATA). Removes and deletion vectors are not in it: lakecert does not ask.
+ * <p>What it builds: blind appends (INSERT) and table property changes (METADATA) with Kernel's
+ * public write API; copy-on-write DELETE, UPDATE and OPTIMIZE ({@link #rewrite}) with the removes
+ * built by Kernel's internal action classes, as Kernel's connectors do. No MERGE, and no deletion
+ * vectors (Kernel has no API that writes one).
  */
 final class ConflictEngine {
   private static final String ENGINE_INFO = "lakecert-delta-kernel-engine";
@@ -105,8 +110,9 @@ final class ConflictEngine {
       builder = builder.atVersion(version.get());
     }
     Snapshot plain = builder.build(engine);
-    Committer wrapped = wrap.apply(plain.getCommitter());
-    return wrapped == plain.getCommitter() ? plain : builder.withCommitter(wrapped).build(engine);
+    Committer own = KernelCompat.committerOf(plain);
+    Committer wrapped = wrap.apply(own);
+    return wrapped == own ? plain : builder.withCommitter(wrapped).build(engine);
   }
 
   JsonNode handle(JsonNode req) throws Exception {
@@ -140,12 +146,15 @@ final class ConflictEngine {
               .build(engine);
       version = create.commit(engine, CloseableIterable.emptyIterable()).getVersion();
     }
-    for (JsonNode file : req.path("files")) { // one append, one data file, per group
+    if (req.path("files").size() > 0) { // one append of every group, a data file per group
       Transaction txn =
           snapshot(req, Optional.empty(), UnaryOperator.identity())
               .buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE)
               .build(engine);
-      List<Row> actions = writeRows(txn, rowsOf(file));
+      List<Row> actions = new ArrayList<>();
+      for (JsonNode file : req.path("files")) {
+        actions.addAll(writeRows(txn, rowsOf(file)));
+      }
       version = txn.commit(engine, CloseableIterable.inMemoryIterable(Iterators.of(actions))).getVersion();
     }
     return JSON.getNodeFactory().numberNode(version);
@@ -156,7 +165,7 @@ final class ConflictEngine {
     for (JsonNode row : rows) {
       String[] values = new String[COLUMNS.length];
       for (int i = 0; i < values.length; i++) {
-        values[i] = row.path(i).isNull() ? null : row.path(i).asText();
+        values[i] = row.path(i).isNull() || row.path(i).isMissingNode() ? null : row.path(i).asText();
       }
       out.add(values);
     }
@@ -194,8 +203,21 @@ final class ConflictEngine {
                 .build(engine);
         actions = List.of();
         break;
+      case "DELETE":
+      case "UPDATE":
+      case "COMPACT":
+        txn = snapshot.buildUpdateTableTransaction(ENGINE_INFO, Operation.WRITE).build(engine);
+        actions = rewrite(snapshot, txn, op);
+        if (actions.isEmpty()) {
+          // Nothing matched: like Delta's commitIfNeeded, a write that changes nothing writes no
+          // version (Kernel itself would commit one holding only commitInfo).
+          int handle = handles.incrementAndGet();
+          held.put(handle, new Held(committer, null));
+          return JSON.createObjectNode().put("handle", handle).put("start", snapshot.getVersion());
+        }
+        break;
       default:
-        throw new UnsupportedOperationException("Kernel's public write API has no " + op.path("kind").asText());
+        throw new UnsupportedOperationException("lakecert's Kernel engine builds no " + op.path("kind").asText());
     }
     Transaction commit = txn;
     boolean faulty = req.path("fault_overwrite_commits").asBoolean(false);
@@ -233,6 +255,10 @@ final class ConflictEngine {
     h.committer.release();
     ObjectNode out = JSON.createObjectNode();
     ArrayNode attempts = out.putArray("attempts");
+    if (h.outcome == null) { // nothing to commit (see begin)
+      out.put("committed", false).putNull("version");
+      return out.put("reason", "nothing to commit: no version written");
+    }
     try {
       TransactionCommitResult result = h.outcome.get(HANG_GUARD_MS, TimeUnit.MILLISECONDS);
       h.committer.attempts().forEach(attempts::add);
@@ -250,6 +276,96 @@ final class ConflictEngine {
 
   private List<Row> writeRows(Transaction txn, List<String[]> rows) throws Exception {
     return TableData.appendActions(engine, txn, new StringRows(rows));
+  }
+
+  /**
+   * Copy-on-write DELETE, UPDATE and OPTIMIZE, the way Kernel's connectors build them: read each
+   * live data file of {@code snapshot} through Kernel's scan (deletion vectors applied), remove every
+   * file the operation touches and write what stays of it into a new file of {@code txn}.
+   *
+   * <ul>
+   *   <li>DELETE and UPDATE touch the files holding a row the predicate matches ({@code id = <id>},
+   *       or {@code where}: a non-key column's value); a DELETE drops those rows, an UPDATE writes
+   *       them with the operation's non-null values set. Removes and adds have {@code dataChange=true}.
+   *   <li>OPTIMIZE (COMPACT) touches every live file (or those holding a row with its {@code id},
+   *       when it names one) and writes all their rows into one file; removes and the add have
+   *       {@code dataChange=false} (PROTOCOL.md: a rearrangement of data that changes no row).
+   * </ul>
+   *
+   * <p>Kernel's public API builds adds only ({@code Transaction.generateAppendActions}). The removes
+   * are built with Kernel's internal API, {@code io.delta.kernel.internal.actions.AddFile} (read from
+   * the scan file's {@code add} struct, {@code InternalScanFileUtils.ADD_FILE_ORDINAL}) and its
+   * {@code toRemoveFileRow}, wrapped by {@code io.delta.kernel.internal.actions.SingleAction
+   * .createRemoveFileSingleAction}; a remove keeps the file's deletion vector, so it names the
+   * logical file the snapshot had. OPTIMIZE's add is Kernel's own append action with its {@code
+   * dataChange} read as false ({@link QuietAdd}, re-wrapped with {@code
+   * SingleAction.createAddFileSingleAction}). Kernel writes no deletion vectors, so on a table with
+   * them enabled these are still copy-on-write (the protocol allows, never requires, a deletion
+   * vector for a delete). Row-tracking tables are not asked for (engine.py says why).
+   *
+   * <p>Empty when the operation touches no file: nothing to commit.
+   */
+  private List<Row> rewrite(Snapshot snapshot, Transaction txn, JsonNode op) throws Exception {
+    String kind = op.path("kind").asText();
+    boolean compact = "COMPACT".equals(kind);
+    String id = op.path("id").isTextual() ? op.path("id").asText() : null;
+    int whereColumn = op.path("where").isArray() ? op.path("where").path(0).asInt() : -1;
+    String whereValue = whereColumn >= 0 ? op.path("where").path(1).asText() : null;
+    java.util.function.Predicate<String[]> matches =
+        whereColumn >= 0
+            ? row -> whereValue.equals(row[whereColumn])
+            : row -> id != null && id.equals(row[0]);
+    String[] set = rowsOf(JSON.createArrayNode().add(op.path("values"))).get(0);
+    long now = System.currentTimeMillis(); // the removes' deletionTimestamp
+    List<Row> removes = new ArrayList<>();
+    List<String[]> written = new ArrayList<>();
+    Scan scan = snapshot.getScanBuilder().build();
+    TableData.forEachFile(
+        engine,
+        scan,
+        scanFile -> {
+          List<String[]> rows = new ArrayList<>();
+          TableData.forEachRow(engine, scan, scanFile, row -> rows.add(valuesOf(row)));
+          boolean touched =
+              compact ? id == null || rows.stream().anyMatch(matches) : rows.stream().anyMatch(matches);
+          if (!touched) {
+            return;
+          }
+          AddFile add = new AddFile(scanFile.getStruct(InternalScanFileUtils.ADD_FILE_ORDINAL));
+          removes.add(SingleAction.createRemoveFileSingleAction(add.toRemoveFileRow(!compact, Optional.of(now))));
+          for (String[] row : rows) {
+            if (compact || !matches.test(row)) {
+              written.add(row);
+            } else if ("UPDATE".equals(kind)) {
+              String[] updated = row.clone();
+              for (int i = 0; i < updated.length; i++) {
+                if (set[i] != null) {
+                  updated[i] = set[i];
+                }
+              }
+              written.add(updated);
+            } // a DELETE's matched row is not written back
+          }
+        });
+    if (removes.isEmpty()) {
+      return removes;
+    }
+    List<Row> actions = new ArrayList<>(removes);
+    if (!written.isEmpty()) {
+      for (Row action : writeRows(txn, written)) {
+        actions.add(compact ? QuietAdd.of(action) : action);
+      }
+    }
+    return actions;
+  }
+
+  private static String[] valuesOf(Row row) {
+    String[] values = new String[COLUMNS.length];
+    for (int i = 0; i < COLUMNS.length; i++) {
+      int at = row.getSchema().indexOf(COLUMNS[i]);
+      values[i] = row.isNullAt(at) ? null : row.getString(at);
+    }
+    return values;
   }
 
   /** Kernel's publish of every ratified commit of the table's latest snapshot into _delta_log. */

@@ -48,7 +48,14 @@ public final class Driver {
       }
     }
     try (KernelClient client = new KernelClient(args[0], token, hadoop, driver::announce)) {
-      driver.send(JSON.createObjectNode().put("type", "ready").put("kernel", KernelClient.kernelVersion()));
+      // The versions actually loaded, read from the jars at run time (a run's jars may be any
+      // release the driver was compiled against): "kernel" is delta-kernel-api's.
+      Map<String, String> components = KernelCompat.components();
+      ObjectNode hello = JSON.createObjectNode().put("type", "ready");
+      hello.put("kernel", components.get("delta-kernel-api"));
+      ObjectNode loaded = hello.putObject("components");
+      components.forEach(loaded::put);
+      driver.send(hello);
       driver.serve(client);
     }
   }

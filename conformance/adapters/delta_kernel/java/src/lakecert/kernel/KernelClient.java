@@ -32,6 +32,7 @@ import io.unitycatalog.client.auth.TokenProvider;
 import io.unitycatalog.client.model.CreateStagingTable;
 import io.unitycatalog.client.model.StagingTableInfo;
 import io.unitycatalog.client.model.TableInfo;
+import java.lang.invoke.MethodHandles;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -94,13 +95,21 @@ final class KernelClient implements AutoCloseable {
       }
     }
 
-    @Override
+    // Both forms of the factory, without @Override: Kernel 4.3.1 has (and its loadSnapshot calls)
+    // only the three-argument one, 4.4.0 and later call the four-argument one
+    // (KernelCompat explains). Each wraps what Kernel's own factory builds.
+    protected Committer createUCCommitter(
+        io.delta.storage.commit.uccommitcoordinator.UCClient client, String tableId, String tablePath) {
+      return wrap.apply(super.createUCCommitter(client, tableId, tablePath));
+    }
+
     protected Committer createUCCommitter(
         io.delta.storage.commit.uccommitcoordinator.UCClient client,
         String tableId,
         String tablePath,
         UCTableIdentifier id) {
-      return wrap.apply(super.createUCCommitter(client, tableId, tablePath, id));
+      return wrap.apply(
+          KernelCompat.superUCCommitter(MethodHandles.lookup(), this, client, tableId, tablePath, id));
     }
   }
 
@@ -116,12 +125,6 @@ final class KernelClient implements AutoCloseable {
     public Snapshot load(JsonNode req, Optional<Long> version, UnaryOperator<Committer> wrap) throws Exception {
       return kernelUc.load(engine, resolve(req), version, wrap);
     }
-  }
-
-  static String kernelVersion() {
-    Package p = io.delta.kernel.Snapshot.class.getPackage();
-    String v = p == null ? null : p.getImplementationVersion();
-    return v == null ? "4.4.0" : v;
   }
 
   /** A table as UC resolves it. */
