@@ -32,9 +32,9 @@ def main() -> None:
     names = ["reference"] + [f"faulty:{f.name}" for f in all_faults().values() if f.side == "engine"]
     total, began = 0.0, time.perf_counter()
     for name in names:
-        extra = selftest._engine_profiles(name) or ["--profile", "iceberg-row-delta,delta-row-conflicts"]
+        profiles = selftest._engine_profiles(name) or ["iceberg-row-delta", "delta-row-conflicts"]
         before = _children_cpu()
-        _, res = selftest.run_target(name, out / name.replace(":", "_"), extra)
+        _, res = selftest.run_target(name, out / name.replace(":", "_"), profiles)
         cpu = _children_cpu() - before
         total += cpu
         print(f"{name:45} {cpu:6.2f} s CPU {res['verdict']}", flush=True)

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import functools
-import gc
 import json
 import os
-import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -18,7 +14,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from conformance.config import ConfigError, json_schema, load_config
-from conformance.extras import require_extras
 from conformance.report import allure_history
 from conformance.report.summary import print_summary
 from conformance.version import SUITE_VERSION
@@ -71,116 +66,6 @@ def _requirements_arg(values: list[str] | None) -> frozenset[str] | None:
     return frozenset(ids)
 
 
-def _profiles_of(requirements: frozenset[str] | None) -> list[str] | None:
-    """The profiles holding the given requirements, in the catalog's order (None: no narrowing)."""
-    if not requirements:
-        return None
-    from conformance.requirements import load_all, profiles
-
-    wanted = {load_all()[r].profile for r in requirements}
-    return [p for p in profiles() if p in wanted]
-
-
-@functools.cache
-def _check_files() -> dict[str, frozenset[str]]:
-    """Requirement ID -> the check modules whose ``req`` marks name it (read once per process)."""
-    from conformance.requirements.coverage import checks_by_requirement
-
-    return {rid: frozenset(c.split("::")[0] for c in ids) for rid, ids in checks_by_requirement().items()}
-
-
-def warm_run_imports() -> None:
-    """Import what ``cmd_run`` imports, and read the checks' marks: for a process that forks runs."""
-    _import_hypothesis()  # first, as in ``cmd_run``
-    import _hypothesis_pytestplugin  # noqa: F401
-    import allure_pytest.plugin  # noqa: F401
-    import pytest  # noqa: F401
-
-    import conformance.plugin  # noqa: F401
-
-    _check_files()
-
-
-def _import_hypothesis() -> None:
-    """Import hypothesis without the plugins other installed packages register for it (entry
-    points of group "hypothesis"; trio, which selenium brings, registers one): a check draws from
-    lakecert's own strategies whatever else is installed, and trio's import took ~60 ms of every
-    run's start (docs/benchmarks.md). ``HYPOTHESIS_NO_PLUGINS`` is hypothesis's own switch, read
-    once, at its import: it is set for that import only, so the processes a run starts (a target's
-    JVM, its servers) see the user's environment as it was. A user who set it keeps their value."""
-    switch = "hypothesis" not in sys.modules and "HYPOTHESIS_NO_PLUGINS" not in os.environ
-    if switch:
-        os.environ["HYPOTHESIS_NO_PLUGINS"] = "1"
-    try:
-        import hypothesis  # noqa: F401
-    finally:
-        if switch:
-            del os.environ["HYPOTHESIS_NO_PLUGINS"]
-
-
-@functools.cache
-def _module_profiles() -> dict[str, frozenset[str]]:
-    """Check module -> the profiles of the requirements its ``req`` marks name (read statically)."""
-    from conformance.requirements import load_all
-
-    known = load_all()
-    out: dict[str, set[str]] = {}
-    for rid, files in _check_files().items():
-        for f in files:
-            # An unknown ID maps to no profile: the module is then kept, and collection rejects the mark.
-            out.setdefault(f, set()).add(known[rid].profile if rid in known else "")
-    return {f: frozenset(p) for f, p in out.items()}
-
-
-def check_paths(requirements: frozenset[str] | None, profiles: list[str] | None = None) -> list[str]:
-    """What pytest collects: with ``--requirement`` only the modules that name one of them, else the
-    modules of the selected profiles (importing the other modules, the Iceberg ones and their
-    libraries for a Delta-only run, cost more than a focused run's checks; docs/benchmarks.md). A
-    module the static reader finds no mark in is kept, so collection still judges it. The selection
-    by marks still decides which checks of those modules run."""
-    files = sorted({f for r in requirements or () for f in _check_files().get(r, ())})
-    if not files and profiles is not None:
-        wanted = set(profiles)
-        found = _module_profiles()
-        every = sorted(p.relative_to(PKG_DIR).as_posix() for p in (PKG_DIR / "checks").rglob("test_*.py"))
-        files = [f for f in every if f not in found or "" in found[f] or not found[f].isdisjoint(wanted)]
-    return [str(PKG_DIR / f) for f in files] or [str(PKG_DIR / "checks")]
-
-
-def _writable_dir(path: Path, what: str) -> Path:
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".lakecert-write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as e:
-        raise ConfigError(f"{what} {path} is not writable: {e.strerror or e}") from None
-    return path
-
-
-# What an earlier run into the same --out left that this run would not overwrite: the HTML would
-# otherwise show the old run beside the new results.
-STALE = (
-    "allure-results",
-    "allure-report",
-    "matrix.html",
-    "reproducers",
-    "junit.xml",
-    "certificate.json",
-    "results.json",
-    allure_history.MARKER,  # a new run adds its own point to the trend
-)
-
-
-def _clear_stale(out: Path) -> None:
-    for name in STALE:
-        path = out / name
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink(missing_ok=True)
-
-
 def _jobs_arg(text: str) -> int | str:
     if text == "auto":
         return text
@@ -202,185 +87,28 @@ def _shard_arg(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _split_of(args: argparse.Namespace, only: frozenset[str] | None) -> Any:
-    """``--shard K/N`` (with ``--shard-costs``): this run's part of a split run, a plugin; None without."""
-    from conformance.plugin.split import Split, load_costs
-
-    if args.shard is None:
-        if args.shard_costs:
-            raise ConfigError("--shard-costs sets the costs of a split run: give --shard K/N too")
-        return None
-    if args.select:  # checks named one by one are a rerun, which nothing needs to share out
-        raise ConfigError("--shard splits a run's whole plan; --select reruns named checks: give one of them")
-    recorded = load_costs(Path(args.shard_costs)) if args.shard_costs else None
-    index, count = args.shard
-    return Split(index, count, recorded=recorded, costs_from=args.shard_costs, selection=bool(only))
-
-
-def _raise_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # pytest stops the session and reports it as interrupted
-
-
-def _interrupt_once(signum: int, frame: object) -> None:
-    """Another process of a shared run, stopped: a Ctrl-C reaches it with the terminal's process group
-    and process 0 then sends SIGTERM as well. Only the first stops its checks; a second one would
-    break the session's end, which hands the rows over to process 0."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    raise KeyboardInterrupt
-
-
 def cmd_run(args: argparse.Namespace) -> int:
-    # The run's machinery (pytest, the targets, pyiceberg) is imported here, not at the top: the
-    # other commands (report, --version, gate ...) start in a fraction of the time without it.
-    _import_hypothesis()  # first: the plugins and the checks' modules import it too
-    import pytest
+    """``lakecert run``: the request, typed from the command line, for ``run.execute``."""
+    from conformance.run import RunRequest, execute
 
-    from conformance.contract.target import TargetUnavailable, run_preflight
-    from conformance.observe.deadline import DeadlineExceeded, deadline
-    from conformance.plugin import plugins, shards
-    from conformance.run_context import RunContext
-
-    only = _requirements_arg(args.requirement)
-    split = _split_of(args, only)  # before anything is written: bad usage changes nothing
-    cfg = load_config(Path(args.config) if args.config else None).with_overrides(
-        target=args.target,
-        seed=args.seed,
-        profiles=_profiles_arg(args.profile) or _profiles_of(only),
-        catalog_target=args.catalog_target,
-        fail_fast=args.fail_fast or None,
-        jobs=args.jobs,
-        label=args.label,
-    )
-    require_extras(cfg)
-    out = Path(args.out or f"reports/{time.strftime('%Y%m%d-%H%M%S')}").resolve()
-    created = next((p for p in [*reversed(out.parents), out] if not p.exists()), None)  # topmost new folder
-    _writable_dir(out, "--out")
-    try:
-        ctx = RunContext.open(
-            cfg, out, partial=bool(args.select or only or split), requirements=only, selected=bool(args.select)
+    return execute(
+        RunRequest(
+            config_file=Path(args.config) if args.config else None,
+            target=args.target,
+            seed=args.seed,
+            profiles=_profiles_arg(args.profile),
+            requirements=_requirements_arg(args.requirement),
+            catalog_target=args.catalog_target,
+            fail_fast=args.fail_fast,
+            label=args.label,
+            select=tuple(args.select or ()),
+            out=Path(args.out) if args.out else None,
+            verbose=args.verbose,
+            shard=args.shard,
+            shard_costs=Path(args.shard_costs) if args.shard_costs else None,
+            jobs=args.jobs,
         )
-    except ConfigError:
-        if created is not None:  # a typo'd target or profile leaves no empty folder behind
-            shutil.rmtree(created, ignore_errors=True)
-        raise
-    _clear_stale(out)  # only once the run is sure to start: bad usage changes nothing
-    for profile, why in ctx.profiles_not_installed.items():  # a default run certifies what the install can
-        print(f"lakecert: profile {profile} not run: {why}", file=sys.stderr)
-    try:
-        with deadline(cfg.settings.deadlines.call_s, f"the preflight of {cfg.target}"):
-            run_preflight(ctx.target)
-            if ctx.catalog_side is not None:  # interop: the catalog the client is bound to must answer too
-                run_preflight(ctx.catalog_side)
-    except (TargetUnavailable, DeadlineExceeded) as e:
-        # An unreachable target says nothing about conformance: one line, exit 2, no check run and
-        # no results or certificate written (an old run's were removed above, so none is mistaken
-        # for this run's).
-        print(f"lakecert: target {cfg.target} is unavailable, nothing was run: {e}", file=sys.stderr)
-        ctx.close()
-        if created is not None:
-            shutil.rmtree(created, ignore_errors=True)
-        return USAGE_ERROR
-    paths = [str(PKG_DIR / s) for s in args.select] if args.select else check_paths(only, ctx.profiles)
-    pytest_args = [
-        *paths,
-        "-c",
-        str(PKG_DIR / "pytest.ini"),
-        "--rootdir",
-        str(PKG_DIR),
-        # Only the pytest plugins a run needs: autoloading every installed one (schemathesis, xdist,
-        # anyio in a developer's venv) cost more than the Delta profiles' checks, and pytest rewrote
-        # the assertions of every module of hypothesis because it ships a plugin (docs/benchmarks.md).
-        "--disable-plugin-autoload",
-        "-p",
-        "allure_pytest.plugin",
-        "-p",
-        "_hypothesis_pytestplugin",
-        # pytest's unraisable-exception plugin only turns exceptions in __del__ into warnings, which a
-        # run does not show (--disable-warnings), and forces garbage collections at the session's end.
-        "-p",
-        "no:unraisableexception",
-        "--alluredir",
-        str(out / "allure-results"),  # emptied by ``_clear_stale``, before any process writes there
-        # -qq: pytest's own "2 failed, 8 passed" line would sit beside lakecert's verdict; the
-        # progress dots stay.
-        "-qq" if not args.verbose else "-v",
-        "--no-header",
-        "--disable-warnings",  # warnings of the installed pytest plugins are no concern of the vendor
-        "-rN",
-        "--tb=short" if args.verbose else "--tb=no",
-    ]
-    what = "the selected checks" if args.select else f"profile(s) {', '.join(ctx.profiles)}"
-    what += f", part {split.index} of {split.count} of the plan" if split else ""
-    print(f"lakecert: certifying target {cfg.target} on {what}; results in {out}", flush=True)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    shard = None
-    if ctx.jobs > 1:
-        # pytest's "[ 58%]" would count only this process's share of the checks: dots only
-        pytest_args += ["-o", "console_output_style=classic"]
-        claims = shards.counter()
-        share = functools.partial(
-            _run_share, count=ctx.jobs, claims=claims, cfg=cfg, out=out, partial=ctx.partial, only=only,
-            args=pytest_args, split=split,
-        )  # fmt: skip
-        shard = shards.Shard(0, ctx.jobs, claims, shards.start(ctx.jobs, share))
-    try:
-        code = pytest.main(pytest_args, plugins=[*plugins(ctx, shard), *([split] if split else [])])
-    finally:
-        shards.stop(shard)
-        signal.signal(signal.SIGTERM, previous)
-        ctx.close()
-    results = out / "results.json"
-    if code == pytest.ExitCode.INTERRUPTED:
-        print("lakecert: run interrupted: results.json is marked interrupted; no certificate", file=sys.stderr)
-        return USAGE_ERROR
-    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or not results.exists():
-        print(f"lakecert: the run broke (pytest exit {int(code)}); see the output above", file=sys.stderr)
-        return USAGE_ERROR
-    code = print_summary(json.loads(results.read_text()), out)
-    if split:
-        print(f"lakecert: part {split.index}/{split.count} of a split run: `lakecert merge` its {split.count} folders")
-    return code
-
-
-def _run_share(
-    index: int,
-    *,
-    count: int,
-    claims: Any,
-    cfg: Any,
-    out: Path,
-    partial: bool,
-    only: frozenset[str] | None,
-    args: list[str],
-    split: Any = None,
-) -> None:
-    """Process ``index`` of a shared run (forked by ``cmd_run``): its own target, its share of the
-    checks, its rows left for process 0. It never returns; its output is process 0's to show."""
-    import pytest
-
-    from conformance.plugin import plugins, shards
-    from conformance.run_context import RunContext
-
-    code = 2
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)  # pytest's dots: process 0 prints the run's
-        signal.signal(signal.SIGTERM, _interrupt_once)
-        signal.signal(signal.SIGINT, _interrupt_once)
-        ctx = RunContext.open(cfg, out, partial=partial, requirements=only, workdir=shards.work_folder(out, index))
-        ctx.jobs = count
-        try:
-            pytest.main(args, plugins=[*plugins(ctx, shards.Shard(index, count, claims)), *([split] if split else [])])
-            code = 0
-        finally:
-            ctx.close()
-    except KeyboardInterrupt:  # stopped before its session could hand its rows over: process 0 says so
-        pass
-    except BaseException:  # noqa: BLE001 - whatever ended it, the process ends here; process 0 sees no rows
-        traceback.print_exc()
-    finally:
-        os._exit(code)  # no atexit handler of process 0's copy
+    )
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -413,6 +141,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_merge(args: argparse.Namespace) -> int:
     """The parts of a split run as one run: results.json, certificate, then what ``report`` builds."""
     from conformance.report.merge import MergeRefused, check_parts, load_part, write_merged
+    from conformance.run import clear_stale, writable_dir
 
     out = Path(args.out or f"reports/merged-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     try:
@@ -422,7 +151,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     except MergeRefused as e:  # nothing was written: a partial or mixed set leaves no results behind
         print(f"lakecert: merge refused: {e}", file=sys.stderr)
         return USAGE_ERROR
-    _clear_stale(_writable_dir(out, "--out"))  # an earlier merge's certificate must not outlive it
+    clear_stale(writable_dir(out, "--out"))  # an earlier merge's certificate must not outlive it
     write_merged(parts, out)
     print(f"merged {len(args.dirs)} parts into {out}", flush=True)
     args.dirs, args.out = [str(out)], None
@@ -865,16 +594,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def entry() -> NoReturn:
-    """The ``lakecert`` command: ``main``, then the interpreter's exit with its heap frozen.
-
-    At exit the interpreter collects its whole heap several times over while it tears its modules
-    down; after a run (the checks' modules, pytest's and hypothesis's state) that took 0.15-0.2 s,
-    a twentieth of the default run (docs/benchmarks.md). Frozen objects are left to the process's
-    end instead; everything else of the exit (atexit handlers, flushing the streams) is as usual.
-    ``main`` itself leaves the collector alone: the tests call it in their own processes."""
-    code = main()
-    gc.freeze()
-    sys.exit(code)
+    """The ``lakecert`` command."""
+    sys.exit(main())
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -94,6 +95,23 @@ def _load_class(spec: str) -> Any:
         raise ConfigError(f"cannot import adapter {spec!r}: {e}") from e
 
 
+def _check_options(name: str, cls: Any, options: dict[str, Any]) -> None:
+    """Every option is a keyword the adapter class takes, else a ``ConfigError`` with its key path
+    (an option the class would ignore must never run silently with the default)."""
+    try:
+        params = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: the call itself will say
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return
+    takes = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    for key in sorted(set(options) - set(takes)):
+        raise ConfigError(
+            f"targets.{name}.options.{key}: not an option of {cls.__module__}.{cls.__name__}"
+            f" (it takes: {', '.join(takes) or 'none'})"
+        )
+
+
 def build_target(name: str, config: Config) -> Target:
     """Build the named target; ``ConfigError`` for anything unknown or malformed."""
     if name == "reference":
@@ -123,6 +141,7 @@ def build_target(name: str, config: Config) -> Target:
             + (f" (did you mean {close[0]!r}?)" if close else "")
             + "; see `lakecert targets`"
         )
+    _check_options(name, cls, options)
     try:
         target = cls(**options)
     except TypeError as e:

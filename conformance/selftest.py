@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.config import ConfigError
 from conformance.requirements import load_all
+from conformance.run import RunRequest, execute, warm_run_imports
 from reference_impl.faults.registry import all_faults
 
 FORK = multiprocessing.get_context("fork")
@@ -48,52 +50,60 @@ class VariantOutcome:
         return set(self.expected) <= set(self.caught_by)
 
 
-def _child(args: list[str]) -> None:
-    """One ``lakecert run`` in a forked worker: the parent's imports are shared, the run is isolated."""
+def _child(request: RunRequest) -> None:
+    """One run in a forked worker: the parent's imports are shared, the run is isolated."""
     os.environ["LAKECERT__MODEL__SHRINK"] = "false"
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
-    from conformance.cli import main
+    try:
+        code = execute(request)
+    except ConfigError:
+        code = 2
+    os._exit(code)  # no atexit handlers of the parent's copy
 
-    os._exit(main(args))  # no atexit handlers of the parent's copy
 
-
-def run_target(target: str, out: Path, extra: list[str] | None = None) -> tuple[int, dict[str, Any]]:
-    """Run ``lakecert run`` for one target in a process of its own (each run builds its own target).
+def run_target(target: str, out: Path, profiles: list[str] | None = None, **asked: Any) -> tuple[int, dict[str, Any]]:
+    """Run ``target`` in a process of its own (each run builds its own target); ``asked``: more of
+    ``RunRequest`` (``requirements``, ``jobs``).
 
     The process is forked from this one, which has imported lakecert already: a run costs its
     checks, not an interpreter start and the imports. Generated schedules are not shrunk: the
     self-test asks which rule broke, not for the shortest reproducer."""
-    args = ["run", "--target", target, "--out", str(out), *(extra or [])]
-    worker = FORK.Process(target=_child, args=(args,))
+    request = RunRequest(target=target, out=out, profiles=profiles, **asked)
+    worker = FORK.Process(target=_child, args=(request,))
     worker.start()
     worker.join()
     results = out / "results.json"
     if not results.exists():
-        raise RuntimeError(f"{target}: no results (exit {worker.exitcode}); rerun: lakecert {' '.join(args)}")
+        raise RuntimeError(f"{target}: no results (exit {worker.exitcode}) for {request}")
     return worker.exitcode or 0, json.loads(results.read_text())
 
 
-def _engine_profiles(target: str) -> list[str]:
+def _engine_profiles(target: str) -> list[str] | None:
     """An engine variant is one format's engine (Iceberg or Delta) made faulty; the other format's
     engine stays the reference's, so its profile would only repeat the reference run. Such a
     variant runs the profiles of the rules it names only (in the complete mode; the focused mode
-    narrows further, to the rules' checks)."""
+    narrows further, to the rules' checks). None: every profile of the target's side."""
     fault = all_faults().get(target.removeprefix("faulty:"))
     if fault is None or fault.side != "engine":
-        return []
+        return None
     reqs = load_all()
-    return ["--profile", ",".join(sorted({reqs[r].profile for r in fault.breaks}))]
+    return sorted({reqs[r].profile for r in fault.breaks})
 
 
 def _outcome(target: str, expected: tuple[str, ...], out: Path, complete: bool) -> VariantOutcome:
-    focus = ["--requirement", ",".join(expected)] if expected and not complete else _engine_profiles(target)
+    focused = bool(expected) and not complete
     # A variant's run is short and runs beside the others, which already keep the cores busy: a
     # second process per run would only add its start-up. The reference's (every check, the
     # longest) shares its checks as a user's run does.
-    jobs = ["--jobs", "1"] if expected else []
-    code, res = run_target(target, out / target.replace(":", "_"), focus + jobs)
+    code, res = run_target(
+        target,
+        out / target.replace(":", "_"),
+        None if focused else _engine_profiles(target),
+        requirements=frozenset(expected) if focused else None,
+        jobs=1 if expected else None,
+    )
     caught = tuple(sorted(rid for rid, r in res["requirements"].items() if r["status"] in ("FAIL", "WARN")))
     checks = tuple(r["test"] for r in res["results"])
     flagged = tuple(
@@ -106,8 +116,6 @@ def _warm() -> None:
     """Import once, here, what every run imports, so that each forked run starts with it: a focused
     variant run is a few checks, and importing pytest, its plugins and hypothesis cost three times
     as much CPU as the checks (docs/benchmarks.md)."""
-    from conformance.cli import warm_run_imports
-
     warm_run_imports()
 
 

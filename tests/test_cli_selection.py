@@ -6,9 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conformance.cli import PKG_DIR, check_paths
 from conformance.requirements import load_all, profiles
 from conformance.requirements.coverage import checks_by_requirement
+from conformance.run import PKG_DIR, check_paths
 
 
 def _modules(paths: list[str]) -> set[str]:
@@ -40,7 +40,7 @@ def test_delta_profiles_import_no_iceberg_catalog_library() -> None:
     delta = [p for p in profiles() if p.startswith("delta-")]
     code = (
         "import sys, importlib.util\n"
-        "from conformance.cli import check_paths, PKG_DIR\n"
+        "from conformance.run import check_paths, PKG_DIR\n"
         "import conformance.plugin, conformance.registry, conformance.run_context\n"
         "from conformance.registry import build_target\n"
         "from conformance.config import load_config\n"

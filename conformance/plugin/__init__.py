@@ -9,7 +9,6 @@
 - ``failfast``: stops the run at the first FAIL when asked (a partial run);
 - ``allure_files``: writes allure-pytest's result files with the C JSON encoder;
 - ``shards``: shares one run's checks among processes of its own (``jobs``, in-process targets);
-- ``heap``: keeps the run's set-up out of the garbage collector's full passes;
 - ``hypothesis_home``: hypothesis's cache goes to lakecert's cache folder, not the current folder.
 
 ``lakecert run`` builds the run's ``RunContext`` once and hands it, with these modules, to
@@ -22,7 +21,6 @@ from conformance.plugin import (
     allure_files,
     failfast,
     fixtures,
-    heap,
     hypothesis_home,
     outcomes,
     progress,
@@ -33,7 +31,7 @@ from conformance.plugin import (
 )
 from conformance.run_context import RunContext
 
-MODULES = (selection, fixtures, outcomes, watchdog, reporting, progress, failfast, allure_files, heap, hypothesis_home)
+MODULES = (selection, fixtures, outcomes, watchdog, reporting, progress, failfast, allure_files, hypothesis_home)
 
 
 def plugins(ctx: RunContext, shard: shards.Shard | None = None) -> list[object]:

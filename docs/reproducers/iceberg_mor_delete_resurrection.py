@@ -1,23 +1,24 @@
 """Apache Iceberg on Spark: under `snapshot` isolation a merge-on-read DELETE that races an UPDATE of the
 same row commits, and the row it deleted is still in the table afterwards ("resurrected").
 
-Standalone: needs pyspark, moto and boto3, and a folder with Iceberg's Spark runtime jar and
-iceberg-aws-bundle; nothing from lakecert. Found by lakecert's Iceberg seed cell: table format v2 or v3
-with write.update.mode = write.delete.mode = merge-on-read and write.{update,delete}.isolation-level =
-snapshot; row id=1 exists; writer A runs `UPDATE t SET value='updated' WHERE id=1`, writer B runs
+Standalone: needs pyspark, moto and boto3, a folder with Iceberg's Spark runtime jar and
+iceberg-aws-bundle, and a sqlite-jdbc jar (searched, or --sqlite-jdbc-jar); nothing from lakecert.
+Found by lakecert's Iceberg seed cell: table format v2 or v3 with write.update.mode =
+write.delete.mode = merge-on-read and write.{update,delete}.isolation-level = snapshot; row id=1
+exists; writer A runs `UPDATE t SET value='updated' WHERE id=1`, writer B runs
 `DELETE FROM t WHERE id=1`, both from the same snapshot; A commits first, then B.
 
 How the interleaving is forced (Spark does all planning, writing and conflict validation itself):
-  * the catalog is Iceberg's own InMemoryCatalog (iceberg-core; like every Iceberg catalog it commits
-    by writing a new metadata.json through the table's FileIO and then compare-and-swapping the
-    table's metadata pointer), the warehouse is an in-process moto S3 server, and Spark's S3FileIO
-    reaches S3 through a small HTTP proxy in this script (everything on 127.0.0.1);
-  * writer B's DELETE runs in a Python thread of the one SparkSession. When B commits, Iceberg first
-    writes its new metadata.json, then swaps the catalog pointer; the proxy holds that first
-    metadata.json PUT, so B has planned against snapshot S0 and written its delete file but not yet
-    committed;
+  * the catalog is Iceberg's JdbcCatalog on a SQLite file. Like every Iceberg catalog it commits by
+    writing a new metadata.json through the table's FileIO and then compare-and-swapping the
+    table's metadata pointer (here UPDATE ... WHERE metadata_location = <old>). The warehouse is an
+    in-process moto S3 server, and Spark's S3FileIO reaches it through a small HTTP proxy in this
+    script (everything on 127.0.0.1);
+  * writer B's DELETE runs in a Python thread of the one SparkSession. The proxy holds B's first
+    metadata.json PUT: B has planned against snapshot S0 and written its delete file, but has not
+    committed yet;
   * writer A's UPDATE then runs in the main thread (also from S0) and commits;
-  * the proxy lets B's PUT through. B's pointer swap fails (the table moved to A's snapshot), so
+  * the proxy lets B's PUT through. B's pointer swap fails (the table moved on to A's snapshot), so
     Iceberg's commit retry refreshes, re-runs B's conflict validation against A's snapshot and tries
     again. Whether B then commits or is refused is Iceberg's own decision.
 
@@ -26,7 +27,7 @@ writers commit and row id=1 is still there with A's value.
 
 Usage:
   python iceberg_mor_delete_resurrection.py --iceberg-jars DIR [--format-version 2|3]
-      [--isolation snapshot|serializable]
+      [--isolation snapshot|serializable] [--sqlite-jdbc-jar JAR]
   -> exit 1 when the row survives B's committed DELETE, 0 when it does not (B refused, or the row
      is gone), 2 when the set-up itself failed.
 """
@@ -39,8 +40,10 @@ import http.client
 import logging
 import os
 import re
+import shutil
 import socket
 import sys
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -49,6 +52,11 @@ from typing import Any
 BUCKET = "warehouse"
 ACCESS_KEY, SECRET_KEY, REGION = "testing", "testing", "us-east-1"
 TABLE = "repro.db.t"
+HERE = os.path.dirname(os.path.abspath(__file__))
+SQLITE_JDBC_PLACES = [  # the lakecert checkout's jar cache, then the local Maven repository
+    os.path.join(HERE, "..", "..", ".cache", "jars", "rck", "sqlite-jdbc-*.jar"),
+    os.path.expanduser("~/.m2/repository/org/xerial/sqlite-jdbc/*/sqlite-jdbc-*.jar"),
+]
 SKIP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "host", "expect"}
 
 
@@ -98,8 +106,12 @@ def start_s3_proxy(s3_port: int, gate: CommitGate) -> ThreadingHTTPServer:
                     if not gate.released.wait(600):
                         log("s3 proxy: release timed out; forwarding anyway")
                     log("s3 proxy: releasing writer B's commit")
+                elif gate.released.is_set():
+                    gate.metadata_puts.append(f"{name}  (writer B's retry, after refresh and re-validation)")
+                elif gate.held.is_set():
+                    gate.metadata_puts.append(f"{name}  (writer A's commit)")
                 else:
-                    gate.metadata_puts.append(name)
+                    gate.metadata_puts.append(f"{name}  (set-up)")
             headers = {k: v for k, v in self.headers.items() if k.lower() not in SKIP_HEADERS}
             conn = http.client.HTTPConnection("127.0.0.1", s3_port, timeout=600)
             try:
@@ -111,17 +123,25 @@ def start_s3_proxy(s3_port: int, gate: CommitGate) -> ThreadingHTTPServer:
                 conn.close()
             self.send_response(status, reason)
             for k, v in resp_headers:
-                if k.lower() not in SKIP_HEADERS | {"content-length"}:
+                # a HEAD answer keeps the object's Content-Length; otherwise it is the body we send
+                if k.lower() not in SKIP_HEADERS and (self.command == "HEAD" or k.lower() != "content-length"):
                     self.send_header(k, v)
-            self.send_header("Content-Length", str(len(data)))
+            if self.command != "HEAD":
+                self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(data)
 
         do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = forward  # noqa: N815
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            if not isinstance(sys.exc_info()[1], ConnectionError):  # clients dropping idle sockets
+                super().handle_error(request, client_address)
+
+    server = Server(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, name="s3-proxy", daemon=True).start()
     return server
 
@@ -146,16 +166,23 @@ def start_moto() -> tuple[Any, int]:
     return server, port
 
 
-def iceberg_jars(jar_dir: str) -> list[str]:
-    return sorted(glob.glob(os.path.join(jar_dir, "iceberg-*.jar")))
+def find_jars(args: argparse.Namespace) -> list[str]:
+    jars = sorted(glob.glob(os.path.join(args.iceberg_jars, "iceberg-*.jar")))
+    if not any("iceberg-spark-runtime" in j for j in jars) or not any("iceberg-aws-bundle" in j for j in jars):
+        raise SystemExit(f"{args.iceberg_jars} needs an iceberg-spark-runtime and an iceberg-aws-bundle jar")
+    sqlite = args.sqlite_jdbc_jar
+    if sqlite is None:
+        candidates = [os.path.join(args.iceberg_jars, "sqlite-jdbc-*.jar"), *SQLITE_JDBC_PLACES]
+        found = [j for pattern in candidates for j in sorted(glob.glob(pattern))]
+        if not found:
+            raise SystemExit("no sqlite-jdbc jar found; pass --sqlite-jdbc-jar (Maven: org.xerial:sqlite-jdbc)")
+        sqlite = found[-1]
+    return [*jars, sqlite]
 
 
-def build_spark(jar_dir: str, s3_endpoint: str) -> Any:
+def build_spark(jars: list[str], workdir: str, s3_endpoint: str) -> Any:
     from pyspark.sql import SparkSession
 
-    jars = iceberg_jars(jar_dir)
-    if not any("iceberg-spark-runtime" in j for j in jars) or not any("iceberg-aws-bundle" in j for j in jars):
-        raise SystemExit(f"{jar_dir} needs an iceberg-spark-runtime and an iceberg-aws-bundle jar")
     cat = "spark.sql.catalog.repro"
     spark = (
         SparkSession.builder.master("local[2]")
@@ -167,7 +194,9 @@ def build_spark(jar_dir: str, s3_endpoint: str) -> Any:
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config(cat, "org.apache.iceberg.spark.SparkCatalog")
-        .config(f"{cat}.catalog-impl", "org.apache.iceberg.inmemory.InMemoryCatalog")
+        .config(f"{cat}.type", "jdbc")
+        .config(f"{cat}.uri", f"jdbc:sqlite:{os.path.join(workdir, 'catalog.db')}")
+        .config(f"{cat}.jdbc.schema-version", "V1")
         .config(f"{cat}.warehouse", f"s3://{BUCKET}/wh")
         .config(f"{cat}.io-impl", "org.apache.iceberg.aws.s3.S3FileIO")
         .config(f"{cat}.cache-enabled", "false")
@@ -227,10 +256,10 @@ def run(args: argparse.Namespace, spark: Any, gate: CommitGate) -> int:
     log("writer B: DELETE FROM t WHERE id = 1   (own thread; its commit will be held)")
     thread_b = threading.Thread(target=writer_b, name="writer-B")
     thread_b.start()
-    if not gate.held.wait(600):
-        thread_b.join(60)
-        log(f"writer B's commit never reached the proxy; B: {outcome.get('B')}")
-        return 2
+    while not gate.held.wait(0.5):
+        if not thread_b.is_alive():
+            log(f"writer B finished without its commit passing the proxy; B: {outcome.get('B')}")
+            return 2
     log("writer A: UPDATE t SET value = 'updated' WHERE id = 1   (main thread, also from S0)")
     try:
         spark.sql(f"UPDATE {TABLE} SET value = 'updated' WHERE id = 1")
@@ -278,9 +307,12 @@ def main() -> int:
     p.add_argument("--iceberg-jars", required=True, help="folder with iceberg-spark-runtime and iceberg-aws-bundle")
     p.add_argument("--format-version", choices=["2", "3"], default="2")
     p.add_argument("--isolation", choices=["snapshot", "serializable"], default="snapshot")
+    p.add_argument("--sqlite-jdbc-jar", default=None, help="sqlite-jdbc jar for the JDBC catalog (default: searched)")
     args = p.parse_args()
-    print("jars: " + " ".join(os.path.basename(j) for j in iceberg_jars(args.iceberg_jars)))
+    jars = find_jars(args)
+    print("jars: " + " ".join(os.path.basename(j) for j in jars))
 
+    workdir = tempfile.mkdtemp(prefix="iceberg-mor-repro-")
     gate = CommitGate()
     moto_server: Any = None
     proxy: ThreadingHTTPServer | None = None
@@ -289,7 +321,7 @@ def main() -> int:
         moto_server, s3_port = start_moto()
         proxy = start_s3_proxy(s3_port, gate)
         log(f"moto S3 on 127.0.0.1:{s3_port}, proxy on 127.0.0.1:{proxy.server_port}")
-        spark = build_spark(args.iceberg_jars, f"http://127.0.0.1:{proxy.server_port}")
+        spark = build_spark(jars, workdir, f"http://127.0.0.1:{proxy.server_port}")
         version = spark.sparkContext._jvm.org.apache.iceberg.IcebergBuild.version()
         log(f"Spark {spark.version}, Iceberg {version}")
         return run(args, spark, gate)
@@ -304,6 +336,7 @@ def main() -> int:
             proxy.shutdown()
         if moto_server is not None:
             moto_server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

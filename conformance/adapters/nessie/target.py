@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from conformance.adapters.nessie.java import JavaNotFound, find_java
-from conformance.adapters.nessie.server import VERSION, NessieServer, observed_version, runner_jar
+from conformance.adapters.nessie.server import VERSION, NessieServer, jar_path, observed_version, runner_jar
 from conformance.contract.delta import Catalog, DeltaClient, NotSupported
 from conformance.contract.iceberg_catalog import RestCatalogEndpoint, endpoint_of
 from conformance.contract.target import Kind, S3Settings, Side, TargetBase, TargetEnv, TargetUnavailable
@@ -53,7 +53,9 @@ class NessieOptions:
     ) -> None:
         self.java, self.jars = java, jars_option(jars)
         self.heap, self.ready_timeout_s = heap, float(ready_timeout_s)
-        self.jar = runner_jar(str(version), self.jars)  # fetched now if need be (exit 2 if it cannot be)
+        # A folder given as the option is taken as it is (its jar missing: refused by the preflight);
+        # otherwise the set-up's jar, or the release fetched now (exit 2 if it cannot be).
+        self.jar = jar_path(Path(jars), str(version)) if jars else runner_jar(str(version), self.jars)
 
     def preflight(self) -> None:
         """The jar and a Java 21+ must be there before any check: else the run is an error (exit 2)."""
