@@ -6,7 +6,8 @@
 - built-in adapters use the contract, the recorders (observe), the fetching of releases (artifacts)
   and the reference as the counterpart of what they lack,
   never the suite's machinery;
-- checks never reach into the plugin, the CLI or the registry; only a run (``conformance.run``) and the CLI import the plugin.
+- checks never reach into the plugin, the CLI or the registry; only a run (``conformance.run``) and
+  the CLI import the plugin.
 """
 
 from __future__ import annotations
