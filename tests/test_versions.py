@@ -217,3 +217,13 @@ def test_a_deltalake_release_lacking_lakecerts_call_is_an_error_not_a_refused_ta
         )
         with pytest.raises(expected):
             engine.create_table("t", setup)
+
+
+def test_a_pyspark_of_another_line_than_the_runtime_jars_is_refused_before_any_fetch() -> None:
+    import importlib.metadata
+
+    from conformance.adapters.spark_iceberg.session import use_pyspark
+
+    use_pyspark(importlib.metadata.version("pyspark"))  # the installed one: nothing to do
+    with pytest.raises(ReleaseUnavailable, match="Spark 4.1"):
+        use_pyspark("4.0.5")  # the runtimes are built for 4.1: refused, nothing downloaded

@@ -19,7 +19,8 @@ def installed(dist: str, version: str) -> Path:
 
     def fill(folder: Path) -> None:
         command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-        command += ["--target", str(folder), "--only-binary", ":all:", f"{dist}=={version}"]
+        # Wheels where the release has them; PySpark is published as a source archive only.
+        command += ["--target", str(folder), "--prefer-binary", f"{dist}=={version}"]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
         except subprocess.TimeoutExpired as e:

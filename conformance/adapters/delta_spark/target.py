@@ -16,6 +16,7 @@ class DeltaSparkTarget(TargetBase):
     """Options (``targets: {delta-spark: {options: {...}}}``): ``version`` (the delta-spark release for
     Spark 4.1 under test, default the set-up's 4.4.0; another is fetched from Maven on first use and
     lakecert's held LogStore compiled against it; also from ``LAKECERT_DELTA_SPARK_VERSION``),
+    ``spark`` (the PySpark 4.1 release, default the installed one; another from PyPI on first use),
     ``master`` (``spark.master``, default ``local[2]``) and
     ``hold_timeout_s`` (hang guard per held step)."""
 
@@ -34,7 +35,9 @@ class DeltaSparkTarget(TargetBase):
         master: str = "local[2]",
         hold_timeout_s: float = 120.0,
         exhaustive: bool = False,
+        spark: str | None = None,
     ) -> None:
+        session.use_pyspark(str(spark) if spark else None)  # before the LogStore is built against it
         wanted = str(version or os.environ.get(VERSION_ENV) or session.DELTA_VERSION)
         # Fetched now if need be (a registry that lacks the release stops the run with exit 2); the
         # run's one SparkSession starts with these jars.

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 SPARK_VERSION = "4.1.4"
+SPARK_LINE = "4.1"  # the Spark line the runtime jars (iceberg-spark-runtime-4.1, delta-spark_4.1) are built for
 ICEBERG_VERSION = "1.11.0"
 ICEBERG_RUNTIME = f"iceberg-spark-runtime-4.1_2.13-{ICEBERG_VERSION}.jar"
 ICEBERG_AWS = f"iceberg-aws-bundle-{ICEBERG_VERSION}.jar"  # S3FileIO and the AWS SDK it runs on
@@ -44,6 +45,28 @@ _chosen: dict[str, list[Path]] = {}
 
 class SparkUnavailable(RuntimeError):
     """PySpark or the Iceberg runtime jar is not installed where the set-up puts them."""
+
+
+def use_pyspark(version: str | None) -> None:
+    """The PySpark (and so Spark) release the run's session starts with (a target's option ``spark``):
+    the one installed beside lakecert, or another 4.1 release installed from PyPI into the version
+    cache and put first on this process's path (the session's Python workers follow it: Spark finds
+    its home from the ``pyspark`` package). Refused, as a set-up error, for another line than the
+    runtime jars' (Spark 4.1) and once this process has imported another PySpark."""
+    import importlib.metadata
+
+    from conformance.artifacts.cache import ReleaseUnavailable
+    from conformance.artifacts.pypi import installed
+
+    if version is None or version == importlib.metadata.version("pyspark"):
+        return
+    if not version.startswith(SPARK_LINE + "."):
+        raise ReleaseUnavailable(
+            f"pyspark {version}: the Iceberg and Delta runtimes here are built for Spark {SPARK_LINE}"
+        )
+    if "pyspark" in sys.modules:
+        raise ReleaseUnavailable(f"pyspark {version}: this process has already loaded another PySpark")
+    sys.path.insert(0, str(installed("pyspark", version)))
 
 
 def use_jars(iceberg: list[Path] | None = None, delta: list[Path] | None = None) -> None:

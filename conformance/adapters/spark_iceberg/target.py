@@ -15,6 +15,8 @@ from conformance.contract.target import IcebergBudget, Kind, Side, TargetBase, T
 class SparkIcebergTarget(TargetBase):
     """Options (``targets: {spark-iceberg: {options: {...}}}``): ``version`` (the Iceberg release for
     Spark 4.1 under test, default the set-up's 1.11.0; another is fetched from Maven on first use),
+    ``spark`` (the PySpark 4.1 release, default the one installed beside lakecert; another is
+    installed from PyPI on first use),
     ``master`` (``spark.master``, default
     ``local[2]``; point it at a cluster for heavy runs), ``hold_timeout_s`` (how long a commit may
     wait at the catalog, and a writer may take to reach it, before the check ends in ERROR),
@@ -43,6 +45,7 @@ class SparkIcebergTarget(TargetBase):
         nessie: dict[str, Any] | None = None,
         parallel: int = 2,
         version: str = session.ICEBERG_VERSION,
+        spark: str | None = None,
     ) -> None:
         if catalog not in ("reference", "nessie") and not catalog.startswith("http://"):
             # A configuration error (exit 2), before anything starts.
@@ -58,6 +61,7 @@ class SparkIcebergTarget(TargetBase):
         # exit 2 before anything starts); the run's one SparkSession starts with them.
         self.jars = iceberg_jars(str(version), session.jars_dir())
         session.use_jars(iceberg=self.jars)
+        session.use_pyspark(str(spark) if spark else None)
 
     def observed_versions(self) -> dict[str, str]:
         """Asked of the running JVM (Spark's version, Iceberg's ``IcebergBuild``); before the session
