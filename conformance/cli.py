@@ -66,18 +66,6 @@ def _requirements_arg(values: list[str] | None) -> frozenset[str] | None:
     return frozenset(ids)
 
 
-def _jobs_arg(text: str) -> int | str:
-    if text == "auto":
-        return text
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of processes nor auto: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"at least one process: {value}")
-    return value
-
-
 def _shard_arg(text: str) -> tuple[int, int]:
     from conformance.plugin.split import parse_shard
 
@@ -106,7 +94,6 @@ def cmd_run(args: argparse.Namespace) -> int:
             verbose=args.verbose,
             shard=args.shard,
             shard_costs=Path(args.shard_costs) if args.shard_costs else None,
-            jobs=args.jobs,
         )
     )
 
@@ -459,12 +446,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--fail-fast",
         action="store_true",
         help="stop at the first FAIL, with its reproducer (a partial run: no certificate, exit 1)",
-    )
-    run.add_argument(
-        "--jobs",
-        type=_jobs_arg,
-        help="processes sharing the checks: N or auto (default: both cores for a target built in process, "
-        "the reference and its faulty variants; else 1)",
     )
     run.add_argument(
         "--shard",

@@ -112,9 +112,6 @@ class Settings(_Strict):
     # default: the target and the URL its options name, if any (runs against two servers differ).
     label: str | None = Field(default=None, min_length=1, max_length=200)
     fail_fast: bool = False  # stop at the first FAIL: a partial run, never certified (``--fail-fast``)
-    # Processes sharing the run's checks (``--jobs``); "auto": the cores, at most 2, for a target
-    # built in process (the reference, its faulty variants), else 1 (conformance/plugin/shards.py).
-    jobs: PositiveInt | Literal["auto"] = "auto"
     race: Race = Race()
     model: ModelBudget = ModelBudget()
     storage: StorageSettings = StorageSettings()

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import shutil
 import signal
 import sys
 import time
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from conformance.config import ConfigError, load_config
 from conformance.extras import require_extras
@@ -53,7 +51,6 @@ class RunRequest:
     verbose: bool = False
     shard: tuple[int, int] | None = None  # ``--shard K/N``
     shard_costs: Path | None = None
-    jobs: int | str | None = None  # ``--jobs``: processes sharing the checks (plugin/shards.py)
 
 
 def profiles_of(requirements: frozenset[str] | None) -> list[str] | None:
@@ -167,55 +164,6 @@ def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # pytest stops the session and reports it as interrupted
 
 
-def _interrupt_once(signum: int, frame: object) -> None:
-    """Another process of a shared run, stopped: a Ctrl-C reaches it with the terminal's process group
-    and process 0 then sends SIGTERM as well. Only the first stops its checks; a second one would
-    break the session's end, which hands the rows over to process 0."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    raise KeyboardInterrupt
-
-
-def _run_share(
-    index: int,
-    *,
-    count: int,
-    claims: Any,
-    cfg: Any,
-    out: Path,
-    partial: bool,
-    only: frozenset[str] | None,
-    args: list[str],
-    split: Any = None,
-) -> None:
-    """Process ``index`` of a shared run (forked by ``execute``): its own target, its share of the
-    checks, its rows left for process 0. It never returns; its output is process 0's to show."""
-    import pytest
-
-    from conformance.plugin import plugins, shards
-    from conformance.run_context import RunContext
-
-    code = 2
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)  # pytest's dots: process 0 prints the run's
-        signal.signal(signal.SIGTERM, _interrupt_once)
-        signal.signal(signal.SIGINT, _interrupt_once)
-        ctx = RunContext.open(cfg, out, partial=partial, requirements=only, workdir=shards.work_folder(out, index))
-        ctx.jobs = count
-        try:
-            pytest.main(args, plugins=[*plugins(ctx, shards.Shard(index, count, claims)), *([split] if split else [])])
-            code = 0
-        finally:
-            ctx.close()
-    except KeyboardInterrupt:  # stopped before its session could hand its rows over: process 0 says so
-        pass
-    except BaseException:  # noqa: BLE001 - whatever ended it, the process ends here; process 0 sees no rows
-        traceback.print_exc()
-    finally:
-        os._exit(code)  # no atexit handler of process 0's copy
-
-
 def pytest_args(paths: list[str], out: Path, verbose: bool) -> list[str]:
     return [
         *paths,
@@ -255,7 +203,7 @@ def execute(request: RunRequest) -> int:
 
     from conformance.contract.target import TargetUnavailable, run_preflight
     from conformance.observe.deadline import DeadlineExceeded, deadline
-    from conformance.plugin import plugins, shards
+    from conformance.plugin import plugins
     from conformance.run_context import RunContext
 
     only = request.requirements
@@ -266,7 +214,6 @@ def execute(request: RunRequest) -> int:
         profiles=request.profiles or profiles_of(only),
         catalog_target=request.catalog_target,
         fail_fast=request.fail_fast or None,
-        jobs=request.jobs,
         label=request.label,
     )
     require_extras(cfg)
@@ -275,7 +222,7 @@ def execute(request: RunRequest) -> int:
     writable_dir(out, "--out")
     try:
         partial = bool(request.select or only or split)
-        ctx = RunContext.open(cfg, out, partial=partial, requirements=only, selected=bool(request.select))
+        ctx = RunContext.open(cfg, out, partial=partial, requirements=only)
     except ConfigError:
         if created is not None:  # a typo'd target or profile leaves no empty folder behind
             shutil.rmtree(created, ignore_errors=True)
@@ -303,20 +250,9 @@ def execute(request: RunRequest) -> int:
     print(f"lakecert: certifying target {cfg.target} on {what}; results in {out}", flush=True)
     args = pytest_args(paths, out, request.verbose)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    shard = None
-    if ctx.jobs > 1:
-        # pytest's "[ 58%]" would count only this process's share of the checks: dots only
-        args += ["-o", "console_output_style=classic"]
-        claims = shards.counter()
-        share = functools.partial(
-            _run_share, count=ctx.jobs, claims=claims, cfg=cfg, out=out, partial=ctx.partial, only=only,
-            args=args, split=split,
-        )  # fmt: skip
-        shard = shards.Shard(0, ctx.jobs, claims, shards.start(ctx.jobs, share))
     try:
-        code = pytest.main(args, plugins=[*plugins(ctx, shard), *([split] if split else [])])
+        code = pytest.main(args, plugins=[*plugins(ctx), *([split] if split else [])])
     finally:
-        shards.stop(shard)
         signal.signal(signal.SIGTERM, previous)
         ctx.close()
     results = out / "results.json"

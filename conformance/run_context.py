@@ -172,26 +172,6 @@ def _warehouse(cfg: Config, workdir: Path) -> tuple[str, Storage, S3Settings | N
     return root.as_uri(), make_storage(), None
 
 
-JOBS_PER_CORE = 4  # ``--jobs`` beyond this many processes per core is refused (``run_jobs``)
-
-
-def run_jobs(cfg: Config, target: Target, catalog_side: Target | None, *, selected: bool) -> int:
-    """How many processes share the run's checks (``plugin.shards``): only a target whose every part
-    is built in process can be built once per process; a fail-fast run stops at one FAIL, in one."""
-    asked = cfg.settings.jobs
-    shareable = bool(getattr(target, "in_process", False)) and catalog_side is None
-    if asked == "auto":
-        return min(2, os.cpu_count() or 1) if shareable and not selected and not cfg.settings.fail_fast else 1
-    if asked > 1 and not shareable:
-        raise ConfigError(f"jobs={asked}: target {cfg.target} is not built in process; its checks run in one")
-    if asked > 1 and cfg.settings.fail_fast:
-        raise ConfigError(f"jobs={asked}: a fail-fast run stops at its first FAIL and runs in one process")
-    limit = JOBS_PER_CORE * (os.cpu_count() or 1)
-    if asked > limit:  # each process builds a target of its own: a typo'd --jobs 200 would fork them all
-        raise ConfigError(f"jobs={asked}: at most {limit} processes ({JOBS_PER_CORE} per core) share a run")
-    return asked
-
-
 def _catalog_side(cfg: Config) -> Target | None:
     """The target named by ``catalog_target`` (interop), which must offer a catalog."""
     name = cfg.settings.catalog_target
@@ -229,7 +209,6 @@ class RunContext:
     started: float = field(default_factory=time.time)
     summary: RunSummary | None = None
     collected: int | None = None  # checks selected, once collection is done
-    jobs: int = 1  # processes sharing the run's checks (``plugin.shards``)
     interrupted: bool = False
     stopped_at: str | None = None  # fail-fast: the check whose FAIL stopped the run
     # The concurrency explorer's counts per format (checks/explorer/runner.py): schedules the checks
@@ -258,11 +237,9 @@ class RunContext:
         partial: bool = False,
         requirements: frozenset[str] | None = None,
         workdir: Path | None = None,
-        selected: bool = False,
     ) -> RunContext:
         """The run's context; its target's parts live in ``workdir`` (default ``out/work``, emptied
-        first): a process sharing the run's checks has a folder of its own (``plugin.shards``).
-        ``selected``: the run is of checks named one by one (``--select``)."""
+        first)."""
         fixtures_dir.configure(cfg.settings.paths.fixtures)
         if cfg.settings.paths.jars is not None:  # for adapters, and the engines they start in other processes
             os.environ["LAKECERT_JARS"] = str(cfg.settings.paths.jars)
@@ -272,7 +249,6 @@ class RunContext:
         catalog_side = _catalog_side(cfg)
         chosen = select_profiles(target, cfg.settings.profiles, bound=catalog_side is not None)
         chosen, not_installed = without_missing_extras(target, chosen, asked=bool(cfg.settings.profiles))
-        jobs = run_jobs(cfg, target, catalog_side, selected=selected)  # before anything on disk changes
         workdir = workdir or out / "work"
         shutil.rmtree(workdir, ignore_errors=True)
         workdir.mkdir(parents=True)
@@ -287,7 +263,6 @@ class RunContext:
             partial,
             requirements,
             catalog_side=catalog_side,
-            jobs=jobs,
             profiles_not_installed=not_installed,
         )
 
@@ -434,7 +409,6 @@ class RunContext:
             "duration_s": round(time.time() - self.started, 3),
             "stopped_at_first_fail": self.stopped_at,
             "held_schedules": self.held_schedules,
-            "jobs": self.jobs,
             "python": sys.version.split()[0],
             "platform": platform.platform(),
             **({"shard": self.shard} if self.shard is not None else {}),

@@ -65,7 +65,7 @@ def _child(request: RunRequest) -> None:
 
 def run_target(target: str, out: Path, profiles: list[str] | None = None, **asked: Any) -> tuple[int, dict[str, Any]]:
     """Run ``target`` in a process of its own (each run builds its own target); ``asked``: more of
-    ``RunRequest`` (``requirements``, ``jobs``).
+    ``RunRequest`` (``requirements``).
 
     The process is forked from this one, which has imported lakecert already: a run costs its
     checks, not an interpreter start and the imports. Generated schedules are not shrunk: the
@@ -94,15 +94,11 @@ def _engine_profiles(target: str) -> list[str] | None:
 
 def _outcome(target: str, expected: tuple[str, ...], out: Path, complete: bool) -> VariantOutcome:
     focused = bool(expected) and not complete
-    # A variant's run is short and runs beside the others, which already keep the cores busy: a
-    # second process per run would only add its start-up. The reference's (every check, the
-    # longest) shares its checks as a user's run does.
     code, res = run_target(
         target,
         out / target.replace(":", "_"),
         None if focused else _engine_profiles(target),
         requirements=frozenset(expected) if focused else None,
-        jobs=1 if expected else None,
     )
     caught = tuple(sorted(rid for rid, r in res["requirements"].items() if r["status"] in ("FAIL", "WARN")))
     checks = tuple(r["test"] for r in res["results"])

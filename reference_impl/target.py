@@ -29,8 +29,6 @@ class ReferenceTarget:
         self.fault = fault
         self.name = f"faulty:{fault.name}" if fault else "reference"
         self.kind: Kind = "faulty" if fault else "reference"
-        # Built anew in each process of a run that shares its checks (``TargetBase.in_process``).
-        self.in_process = True
         # A faulty variant only stands for the side it breaks; the other side stays correct.
         every: frozenset[Side] = frozenset({"catalog", "client", "engine", "iceberg-catalog"})
         self.sides: frozenset[Side] = frozenset({fault.side}) if fault else every

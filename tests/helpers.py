@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -110,26 +109,3 @@ def schedule_runs(out: Path) -> dict[str, list[list[str]]]:
             for block in (allure / a["source"]).read_text().split("\n\n")
         ]
     return found
-
-
-def start_shared_hang(out: Path, marker: Path, *, own_group: bool = False) -> subprocess.Popen[bytes]:
-    """`lakecert run --jobs 2` of ``broken:SharedHangTarget``, whose listings hang: each process
-    inside one leaves ``<marker>.<pid>``. SIGINT is at its default, as from a terminal (pytest-xdist's
-    workers ignore it); ``own_group``: its own process group, as a terminal's foreground job."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO / "tests" / "adapters"),
-        "BROKEN_HANG_MARKER": str(marker),
-        "LAKECERT__deadlines__call_s": "900",
-        "LAKECERT__deadlines__check_s": "900",
-    }
-    return subprocess.Popen(
-        [sys.executable, "-m", "conformance.cli", "run", "--target", "tests.adapters.broken:SharedHangTarget"]
-        + ["--select", "checks/delta/catalog/test_listing.py", "--jobs", "2", "--out", str(out)],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=own_group,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )

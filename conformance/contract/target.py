@@ -84,11 +84,6 @@ class TargetBase:
     #: catalog needs pyiceberg and FastAPI, which a core install lacks).
     profile_needs: dict[str, tuple[tuple[str, ...], str]] = {}
 
-    #: Every part of the target is built in the process that uses it, and nothing it builds is shared
-    #: with another process (no server, JVM or store outside it): lakecert may then share a run's
-    #: checks among processes of its own, each building the target anew (``jobs``).
-    in_process: bool = False
-
     def uc_endpoint(self) -> UCEndpoint | None:
         """Catalog targets speaking Unity Catalog's API: where clients in other processes reach them."""
         return None

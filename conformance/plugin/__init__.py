@@ -8,7 +8,6 @@
 - ``progress``: names a check that runs long, so a slow run is told from a stuck one;
 - ``failfast``: stops the run at the first FAIL when asked (a partial run);
 - ``allure_files``: writes allure-pytest's result files with the C JSON encoder;
-- ``shards``: shares one run's checks among processes of its own (``jobs``, in-process targets);
 - ``hypothesis_home``: hypothesis's cache goes to lakecert's cache folder, not the current folder.
 
 ``lakecert run`` builds the run's ``RunContext`` once and hands it, with these modules, to
@@ -26,7 +25,6 @@ from conformance.plugin import (
     progress,
     reporting,
     selection,
-    shards,
     watchdog,
 )
 from conformance.run_context import RunContext
@@ -34,5 +32,5 @@ from conformance.run_context import RunContext
 MODULES = (selection, fixtures, outcomes, watchdog, reporting, progress, failfast, allure_files, hypothesis_home)
 
 
-def plugins(ctx: RunContext, shard: shards.Shard | None = None) -> list[object]:
-    return [ctx.plugin(), *MODULES, *([shard] if shard is not None else [])]
+def plugins(ctx: RunContext) -> list[object]:
+    return [ctx.plugin(), *MODULES]

@@ -14,7 +14,6 @@ import allure
 import pytest
 
 from conformance.observe.transcript import Transcript
-from conformance.plugin import shards
 from conformance.plugin.outcomes import CheckState, state_of
 from conformance.report.allure_meta import NODEID_LABEL, polish_results, write_run_metadata
 from conformance.report.allure_status import STATUS_LABEL, apply_lakecert_status
@@ -190,11 +189,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     results = config.stash.get(RESULTS_KEY, [])
     interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or ctx.interrupted
-    shard = config.stash.get(shards.SHARD_KEY, None)
-    if shard is not None and shard.index > 0:  # another process's share: process 0 reports it
-        shards.hand_over(ctx, results, interrupted, shard.index)
-        return
-    results, interrupted = shards.gather(config, results, interrupted)
     reqs = {r.id: r for p in ctx.profiles for r in profiles().get(p, [])}
     summary = RunSummary(
         ctx.run_info(),

@@ -43,7 +43,7 @@ SAME_RUN = (
 # Settings that may differ between the machines of one run: how many local processes, where the
 # caches are, the label (compared as run_info's), other targets' options and the asked profiles
 # (the run's own are compared above); every other setting shapes what the checks ask.
-MACHINE_SETTINGS = ("jobs", "paths", "label", "targets", "profiles")
+MACHINE_SETTINGS = ("paths", "label", "targets", "profiles")
 # Allure files of the run as a whole: written again for the merged run, not copied from a part.
 RUN_FILES = ("environment.properties", "executor.json", "categories.json")
 

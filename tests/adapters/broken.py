@@ -34,17 +34,6 @@ class AnnouncedHangCatalog(HangingCatalog):
         return super().get_commits(table_id, start_version, end_version)
 
 
-class ProcessHangCatalog(HangingCatalog):
-    """Hangs like HangingCatalog, after creating ``BROKEN_HANG_MARKER``.<its process id>: a run shared
-    among processes says which of them hangs (tests/test_shards.py)."""
-
-    def get_commits(
-        self, table_id: str, start_version: int | None = None, end_version: int | None = None
-    ) -> GetCommitsResponse:
-        Path(f"{os.environ['BROKEN_HANG_MARKER']}.{os.getpid()}").touch()
-        return super().get_commits(table_id, start_version, end_version)
-
-
 class SkippingCatalog(MemoryCatalog):
     """Skips instead of answering: a skip that is not a verified NOT_APPLICABLE is an ERROR."""
 
@@ -93,13 +82,6 @@ class HangingTarget(_Broken):
 
 class AnnouncedHangTarget(_Broken):
     catalog_class = AnnouncedHangCatalog
-
-
-class SharedHangTarget(_Broken):
-    """Built in process: a run may share its checks among processes (``--jobs``), each hanging."""
-
-    catalog_class = ProcessHangCatalog
-    in_process = True
 
 
 class SkippingTarget(_Broken):
