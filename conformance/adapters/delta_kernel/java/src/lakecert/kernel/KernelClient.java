@@ -256,7 +256,8 @@ final class KernelClient implements AutoCloseable {
           AddFile add = new AddFile(scanFile.getStruct(InternalScanFileUtils.ADD_FILE_ORDINAL));
           actions.add(
               SingleAction.createRemoveFileSingleAction(
-                  add.toRemoveFileRow(true, Optional.of(snapshot.getVersion()))));
+                  // the remove's deletionTimestamp is a time (ms), not the snapshot's version
+                  add.toRemoveFileRow(true, Optional.of(System.currentTimeMillis()))));
           for (int i = 0; i < ids.size(); i++) {
             if (!doomed.contains(ids.get(i))) {
               keptIds.add(ids.get(i));
