@@ -86,7 +86,8 @@ class SparkIcebergTarget(TargetBase):
         through = {"reference": "", "nessie": f", through Nessie {seen.get('nessie')}"}.get(
             self.catalog, f", through {self.catalog}"
         )
-        return f"Spark {seen.get('spark')}, Iceberg {seen.get('iceberg')}{through}"
+        second = f", pyiceberg {seen['pyiceberg']}" if "pyiceberg" in seen else ""  # spark-pyiceberg's
+        return f"Spark {seen.get('spark')}, Iceberg {seen.get('iceberg')}{through}{second}"
 
     def preflight(self) -> None:
         """Starts the SparkSession in the background, so that its JVM start overlaps lakecert's own."""
@@ -126,5 +127,3 @@ class SparkPyIcebergTarget(SparkIcebergTarget):
 
         return {**super().observed_versions(), "pyiceberg": pyiceberg.__version__}
 
-    def version(self) -> str:
-        return f"{super().version()}, pyiceberg {self.observed_versions()['pyiceberg']}"
