@@ -16,11 +16,10 @@ from typing import Any, NoReturn
 from conformance.config import ConfigError, json_schema, load_config
 from conformance.report import allure_history
 from conformance.report.summary import print_summary
+from conformance.run import USAGE_ERROR
 from conformance.version import SUITE_VERSION
 from reference_impl.server.cli import add_serve_arguments, serve_main
 
-PKG_DIR = Path(__file__).parent
-USAGE_ERROR = 2
 EPILOG = """\
 exit codes (run, merge, selftest, gate, verify-certificate):
   0  certified / valid / ok     1  not certified: a check failed, or the certificate does not match
