@@ -18,6 +18,15 @@ from tests.moto_s3 import moto_s3, storage_config
 
 pytestmark = pytest.mark.xdist_group("delta-kernel-s3")  # one run (one JVM) for the module's tests
 STAGED = re.compile(r"/tables/([^/]+)/_delta_log/_staged_commits/(\d{20})\.[^/]+\.json$")
+S3_RULES = (
+    "WRT-DISCOVERY",
+    "WRT-STAGED-NAME",
+    "WRT-NO-FILESYSTEM-COMMIT",
+    "WRT-PUBLISH-ORDER",
+    "WRT-PUBLISH-IDENTICAL",
+    "WRT-MAINTENANCE-POLICY",
+    "WRT-REBASE-UNPUBLISHED",
+)
 PUBLISHED = re.compile(r"/tables/([^/]+)/_delta_log/(\d{20})\.json$")
 
 
@@ -29,8 +38,12 @@ def s3_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, dict
         config = Path(out / "lakecert.yaml")
         via_proxy = S3Settings(proxy.url, store.region, store.access_key_id, store.secret_access_key)
         config.write_text(storage_config(via_proxy))
-        # The writer profile: what the wire can confirm (the reader's verdicts are as on file://).
-        run = ("run", "--target", "delta-kernel", "--profile", "delta-cm-writer", "--config", str(config))
+        # The writer rules the wire can confirm, and those whose verdict differs from a local
+        # warehouse where S3 could change it (the policy, the rebase); the whole writer and reader
+        # profiles are judged on file:// by tests/test_delta_kernel.py (each check here costs 3-6 s of
+        # S3 round trips through moto and the proxy: the whole profile took 105 s).
+        rules = ",".join(S3_RULES)
+        run = ("run", "--target", "delta-kernel", "--requirement", rules, "--config", str(config))
         proc = lakecert(*run, "--out", str(out / "run"))
         assert (out / "run" / "results.json").is_file(), proc.stdout + proc.stderr
         yield proc.returncode, results(out / "run"), proxy.events()
@@ -47,8 +60,8 @@ def test_kernel_on_s3_gets_its_verdicts(s3_run: tuple[int, dict[str, Any], list[
     assert statuses["WRT-MAINTENANCE-POLICY"] == "NOT_APPLICABLE"
     assert statuses["WRT-REBASE-UNPUBLISHED"] == "WARN"
     assert statuses["WRT-DISCOVERY"] == statuses["WRT-PUBLISH-ORDER"] == "PASS"
-    assert res["profiles"]["delta-cm-writer"]["verdict"] == "CERTIFIED"
-    assert code == 0
+    assert {rid for rid, s in statuses.items() if s != "NOT_RUN"} >= set(S3_RULES)  # each one judged
+    assert code == 0  # a partial run in which every selected check passed
 
 
 @pytest.mark.slow

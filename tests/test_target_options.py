@@ -41,3 +41,20 @@ def test_an_option_the_target_does_not_take_is_refused_with_its_key_path(tmp_pat
     (tmp_path / "c.yaml").write_text(f"targets: {{{spelling}: {{options: {{hold_timeout: 7}}}}}}")
     with pytest.raises(ConfigError, match=r"targets\.delta-rs-engine\.options\.hold_timeout: not an option"):
         build_target("delta-rs-engine", load_config(tmp_path / "c.yaml", environ={}))
+
+
+def test_the_spark_driver_address_is_a_target_option_and_fixed_once_the_session_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``driver_host`` (issue 32): where executors on other machines reach lakecert's driver;
+    loopback unless asked, and never changed under a running session (one JVM per run)."""
+    from conformance.adapters.spark_iceberg import session
+
+    monkeypatch.setattr(session, "_driver_host", session.LOOPBACK)
+    (tmp_path / "c.yaml").write_text("targets: {spark-iceberg: {options: {driver_host: 10.1.2.3}}}")
+    build_target("spark-iceberg", load_config(tmp_path / "c.yaml", environ={}))
+    assert session._driver_host == "10.1.2.3"
+    monkeypatch.setattr(session, "_session", object())  # as if the session had started
+    with pytest.raises(session.SparkUnavailable):
+        session.use_driver_host(session.LOOPBACK)
+    session.use_driver_host("10.1.2.3")  # the same address: nothing to change

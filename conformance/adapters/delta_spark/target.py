@@ -17,6 +17,8 @@ class DeltaSparkTarget(TargetBase):
     Spark 4.1 under test, default the set-up's 4.4.0; another is fetched from Maven on first use and
     lakecert's held LogStore compiled against it; also from ``LAKECERT_DELTA_SPARK_VERSION``),
     ``spark`` (the PySpark 4.1 release, default the installed one; another from PyPI on first use),
+    ``driver_host`` (the address executors reach lakecert's driver at: loopback by default; an
+    address of this machine for a cluster elsewhere, docs/examples/spark-cluster.md),
     ``master`` (``spark.master``, default ``local[2]``) and
     ``hold_timeout_s`` (hang guard per held step)."""
 
@@ -36,6 +38,7 @@ class DeltaSparkTarget(TargetBase):
         hold_timeout_s: float = 120.0,
         exhaustive: bool = False,
         spark: str | None = None,
+        driver_host: str = session.LOOPBACK,
     ) -> None:
         session.use_pyspark(str(spark) if spark else None)  # before the LogStore is built against it
         wanted = str(version or os.environ.get(VERSION_ENV) or session.DELTA_VERSION)
@@ -43,6 +46,7 @@ class DeltaSparkTarget(TargetBase):
         # run's one SparkSession starts with these jars.
         self.jars = delta_jars(wanted, session.jars_dir())
         session.use_jars(delta=self.jars)
+        session.use_driver_host(str(driver_host))
         self.master = master
         self.hold_timeout_s = hold_timeout_s
         self.delta_exhaustive = exhaustive

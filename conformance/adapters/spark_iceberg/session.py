@@ -41,6 +41,9 @@ _lock = threading.Lock()
 _session: Any = None
 # The jars the session starts with, when a target chose a release (None: the set-up's defaults).
 _chosen: dict[str, list[Path]] = {}
+# The address the driver binds and gives its executors (a target's option ``driver_host``).
+LOOPBACK = "127.0.0.1"
+_driver_host = LOOPBACK
 
 
 class SparkUnavailable(RuntimeError):
@@ -67,6 +70,17 @@ def use_pyspark(version: str | None) -> None:
     if "pyspark" in sys.modules:
         raise ReleaseUnavailable(f"pyspark {version}: this process has already loaded another PySpark")
     sys.path.insert(0, str(installed("pyspark", version)))
+
+
+def use_driver_host(host: str) -> None:
+    """Where executors reach the driver (lakecert's process): loopback by default, so that nothing
+    listens beyond this machine unless asked. A cluster on other machines needs an address of this
+    machine they can reach (docs/examples/spark-cluster.md); refused once the session started elsewhere."""
+    global _driver_host
+    with _lock:
+        if _session is not None and host != _driver_host:
+            raise SparkUnavailable(f"the run's SparkSession already listens on {_driver_host}, not {host}")
+        _driver_host = host
 
 
 def use_jars(iceberg: list[Path] | None = None, delta: list[Path] | None = None) -> None:
@@ -133,9 +147,10 @@ def spark_session(master: str) -> Any:
                 .config("spark.ui.enabled", "false")
                 .config("spark.ui.showConsoleProgress", "false")
                 .config("spark.sql.shuffle.partitions", "2")
-                # Loopback only, and no lookup of the machine's name (which may resolve elsewhere).
-                .config("spark.driver.bindAddress", "127.0.0.1")
-                .config("spark.driver.host", "127.0.0.1")
+                # Loopback unless the target's ``driver_host`` says otherwise, and never a lookup of
+                # the machine's name (which may resolve elsewhere).
+                .config("spark.driver.bindAddress", _driver_host)
+                .config("spark.driver.host", _driver_host)
             )
             _session = builder.getOrCreate()
             _session.sparkContext.setLogLevel("ERROR")

@@ -17,6 +17,8 @@ class SparkIcebergTarget(TargetBase):
     Spark 4.1 under test, default the set-up's 1.11.0; another is fetched from Maven on first use),
     ``spark`` (the PySpark 4.1 release, default the one installed beside lakecert; another is
     installed from PyPI on first use),
+    ``driver_host`` (the address executors reach lakecert's driver at: loopback by default; an
+    address of this machine for a cluster elsewhere, docs/examples/spark-cluster.md),
     ``master`` (``spark.master``, default
     ``local[2]``; point it at a cluster for heavy runs), ``hold_timeout_s`` (how long a commit may
     wait at the catalog, and a writer may take to reach it, before the check ends in ERROR),
@@ -46,6 +48,7 @@ class SparkIcebergTarget(TargetBase):
         parallel: int = 2,
         version: str = session.ICEBERG_VERSION,
         spark: str | None = None,
+        driver_host: str = session.LOOPBACK,
     ) -> None:
         if catalog not in ("reference", "nessie") and not catalog.startswith("http://"):
             # A configuration error (exit 2), before anything starts.
@@ -62,6 +65,7 @@ class SparkIcebergTarget(TargetBase):
         self.jars = iceberg_jars(str(version), session.jars_dir())
         session.use_jars(iceberg=self.jars)
         session.use_pyspark(str(spark) if spark else None)
+        session.use_driver_host(str(driver_host))
 
     def observed_versions(self) -> dict[str, str]:
         """Asked of the running JVM (Spark's version, Iceberg's ``IcebergBuild``); before the session
@@ -126,4 +130,3 @@ class SparkPyIcebergTarget(SparkIcebergTarget):
         import pyiceberg
 
         return {**super().observed_versions(), "pyiceberg": pyiceberg.__version__}
-
