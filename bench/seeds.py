@@ -2,7 +2,7 @@
 reference (with the conformant variants) certified on every seed? A catch that depends on the seed
 is a miss (issue 28). Not a test: it takes minutes; prints a Markdown table for docs/mutation.md.
 
-    .venv/bin/python bench/seeds.py [--seeds 1-10] [--module history nemesis envelope oracle]
+    .venv/bin/python bench/seeds.py [--seeds 1-10] [--module catalog client ...]
                                     [--fault NAME ...] [--certified SPEC ...] [--expect SPEC=RULE,...]
                                     [--full] [--jobs 0]
 
@@ -47,7 +47,7 @@ def judged(target: str, breaks: tuple[str, ...], seed: int, out: Path, full: boo
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", default="1-10")
-    parser.add_argument("--module", nargs="*", default=["history", "nemesis", "envelope", "oracle"])
+    parser.add_argument("--module", nargs="*", default=None, help="default: every registered variant")
     parser.add_argument("--fault", nargs="*", default=None, help="these variants instead of --module's")
     parser.add_argument("--certified", nargs="*", default=[], help="more targets that must certify (module:Class)")
     parser.add_argument(
@@ -60,9 +60,11 @@ def main() -> int:
     faults = all_faults()
     if ns.fault:
         chosen = [faults[n] for n in ns.fault]
-    else:
+    elif ns.module:
         modules = {f"reference_impl.faults.{m}_faults" for m in ns.module}
         chosen = [f for f in faults.values() if f.cls.__module__ in modules]
+    else:
+        chosen = list(faults.values())
     runs = [("reference", ())] + [(t, ()) for t in ns.certified]
     runs += [(f"faulty:{f.name}", f.breaks) for f in chosen]
     runs += [(t, tuple(rules.split(","))) for t, _, rules in (e.partition("=") for e in ns.expect)]
