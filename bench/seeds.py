@@ -6,9 +6,10 @@ is a miss (issue 28). Not a test: it takes minutes; prints a Markdown table for 
                                     [--fault NAME ...] [--certified SPEC ...] [--expect SPEC=RULE,...]
                                     [--full] [--jobs 0]
 
-Each variant runs as the self-test runs it (``conformance/selftest.py``: forked from this process,
-only the checks of the rules it breaks) unless ``--full``, which runs every profile of its side, as
-a vendor would. ``--module`` picks the variants registered by ``reference_impl/faults/<m>_faults.py``.
+Each variant runs and is judged as the self-test runs and judges it (``conformance/selftest.py``:
+forked from this process, only the checks of the rules it breaks) unless ``--full``, the self-test's
+complete mode: every profile of its side, as a vendor would run it. ``--module`` picks the
+variants registered by ``reference_impl/faults/<m>_faults.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from conformance.selftest import _warm, run_target
+from conformance.selftest import _warm, outcome
 from reference_impl.faults.registry import all_faults
 
 
@@ -30,18 +31,14 @@ def seeds_of(text: str) -> list[int]:
 
 
 def judged(target: str, breaks: tuple[str, ...], seed: int, out: Path, full: bool) -> str:
-    """One run's mark: "ok" when as expected, else what it got."""
-    code, res = run_target(
-        target,
-        out / f"{target.replace(':', '_')}-{seed}",
-        requirements=frozenset(breaks) if breaks and not full else None,
-        seed=seed,
-    )
+    """One run's mark, judged as the self-test judges it: "ok" when as expected, else what it got."""
+    o = outcome(target, breaks, out / f"seed-{seed}", full, seed)
+    if o.ok:
+        return "ok"
     if not breaks:
-        return "ok" if (code, res["verdict"]) == (0, "CERTIFIED") else f"{res['verdict']} (exit {code})"
-    flagged = {rid for rid, r in res["requirements"].items() if r["status"] in ("FAIL", "WARN")}
-    missing = sorted(set(breaks) - flagged)
-    return "ok" if not missing else "missed " + ",".join(missing) + (f"; flagged {sorted(flagged)}" if flagged else "")
+        return f"{o.verdict} (exit {o.exit_code})"
+    missing = ",".join(sorted(set(breaks) - set(o.caught_by)))
+    return f"missed {missing}" + (f"; flagged {list(o.caught_by)}" if o.caught_by else "")
 
 
 def main() -> int:

@@ -92,13 +92,17 @@ def _engine_profiles(target: str) -> list[str] | None:
     return sorted({reqs[r].profile for r in fault.breaks})
 
 
-def _outcome(target: str, expected: tuple[str, ...], out: Path, complete: bool) -> VariantOutcome:
+def outcome(
+    target: str, expected: tuple[str, ...], out: Path, complete: bool, seed: int | None = None
+) -> VariantOutcome:
+    """One run of the self-test (``seed``: another than the configuration's, as ``bench/seeds.py`` asks)."""
     focused = bool(expected) and not complete
     code, res = run_target(
         target,
         out / target.replace(":", "_"),
         None if focused else _engine_profiles(target),
         requirements=frozenset(expected) if focused else None,
+        seed=seed,
     )
     caught = tuple(sorted(rid for rid, r in res["requirements"].items() if r["status"] in ("FAIL", "WARN")))
     checks = tuple(r["test"] for r in res["results"])
@@ -128,7 +132,7 @@ def run_selftest(out: Path, jobs: int = 0, as_json: bool = False, complete: bool
     outcomes: list[VariantOutcome] = []
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
         # The reference first: it is the longest run, so the variants fill the other workers around it.
-        futures = [pool.submit(_outcome, name, breaks, out, complete) for name, breaks in runs]
+        futures = [pool.submit(outcome, name, breaks, out, complete) for name, breaks in runs]
         for done in as_completed(futures):
             outcomes.append(done.result())
             if not as_json:  # progress: one line per finished run

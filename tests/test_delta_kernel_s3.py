@@ -18,6 +18,7 @@ from tests.moto_s3 import moto_s3, storage_config
 
 pytestmark = pytest.mark.xdist_group("delta-kernel-s3")  # one run (one JVM) for the module's tests
 STAGED = re.compile(r"/tables/([^/]+)/_delta_log/_staged_commits/(\d{20})\.[^/]+\.json$")
+PUBLISHED = re.compile(r"/tables/([^/]+)/_delta_log/(\d{20})\.json$")
 S3_RULES = (
     "WRT-DISCOVERY",
     "WRT-STAGED-NAME",
@@ -27,7 +28,6 @@ S3_RULES = (
     "WRT-MAINTENANCE-POLICY",
     "WRT-REBASE-UNPUBLISHED",
 )
-PUBLISHED = re.compile(r"/tables/([^/]+)/_delta_log/(\d{20})\.json$")
 
 
 @pytest.fixture(scope="module")
