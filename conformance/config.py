@@ -70,12 +70,15 @@ class IcebergSettings(_Strict):
 
 
 class DeltaSettings(_Strict):
-    """Profile ``delta-row-conflicts`` on a real engine."""
+    """The Delta profiles: ``delta-row-conflicts`` on a real engine, and the catalog-managed ones."""
 
     # The model's plan (conformance/checks/explorer/plan.py), as for Iceberg: checks it predicts to
     # fail first, one engine run per class of equivalent schedules. "auto": on when the target names
     # its engine's preset (``model_preset``).
     model_guided: Literal["auto"] | bool = "auto"
+    # The catalog-managed profiles' generated histories, nemesis and envelope: "default" fits a
+    # vendor's CI (the Delta profiles in under a minute); "deep" runs longer histories and more of them.
+    budget: Literal["default", "deep"] = "default"
 
 
 class Deadlines(_Strict):

@@ -43,6 +43,14 @@ class TableNotFound(CatalogError):
     """No table of that name or id."""
 
 
+class CatalogTimeout(CatalogError, TimeoutError):
+    """The answer to a catalog call did not arrive: the catalog may or may not have acted on it.
+
+    lakecert's nemesis raises it to a client under test after the catalog acted (a lost answer,
+    docs/certify.md "The nemesis"); an adapter raises it when its transport timed out. A client that
+    gets it must find out from the catalog what happened before it does anything else."""
+
+
 class CredentialRefused(Exception):
     """The catalog refused lakecert's credential for a call lakecert needs to set the scene (401, or
     403 on anything but a commit proposal, which a catalog may refuse by rule): the user's set-up,
@@ -195,6 +203,21 @@ class DroppingCatalog(Catalog, Protocol):
     def drop_table(self, name: str) -> None:
         """Remove the table's name from the catalog (a soft drop is enough); ``TableNotFound`` when
         no table has that name. No commit is made to the table."""
+
+
+@dataclass(frozen=True)
+class CatalogLimits:
+    """The limits a catalog declares (``Target.catalog_limits`` or the target option ``limits``).
+
+    ``None``: not declared; lakecert discovers the limit up to a ceiling of its own
+    (docs/certify.md "Limits"). At a limit a call must succeed; one past it, it must be refused
+    cleanly (``CommitRejected`` or ``InvalidRequest``) and change nothing, never truncated."""
+
+    name_length: int | None = None  # longest table name accepted, in characters
+    inline_bytes: int | None = None  # largest inline commit accepted, in bytes
+    unpublished: int | None = None  # most ratified, unpublished commits held for one table
+    page_size: int | None = None  # most commits one listing page of the catalog's API holds
+    commit_actions: int | None = None  # most actions in one commit
 
 
 # ---------------------------------------------------------------- client

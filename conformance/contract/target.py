@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol, TypedDict, runtime_checkable
 
-from conformance.contract.delta import Catalog, DeltaClient, NotSupported
+from conformance.contract.delta import Catalog, CatalogLimits, DeltaClient, NotSupported
 from conformance.contract.delta_engine import DeltaEngine
 
 # TargetEnv, S3Settings and UCEndpoint live in ``env`` (below every contract module); they stay
@@ -95,6 +95,16 @@ class TargetBase:
         the certificate, the Allure environment and the gate's baseline."""
         return {}
 
+    def catalog_limits(self) -> CatalogLimits:
+        """The limits of the catalog side (name length, inline size, unpublished cap, page size,
+        actions per commit); undeclared ones (``None``) are discovered by the suite."""
+        return CatalogLimits()
+
+    # ``restart_catalog(self, catalog: Catalog, env: TargetEnv) -> Catalog`` (optional, no default):
+    # stop the catalog side and start it again from its own durable state, and return the catalog
+    # object to use from then on (the same object for a server behind a URL). Targets without it are
+    # NOT_APPLICABLE on the restart checks, which verify first that it is really absent.
+
     def preflight(self) -> None:
         """One cheap call before any check (network targets): raise ``TargetUnavailable`` if the
         system cannot be reached or does not speak the expected API."""
@@ -123,6 +133,12 @@ def declared_profiles(target: Target) -> frozenset[str] | None:
 def declared_profile_needs(target: Target) -> dict[str, tuple[tuple[str, ...], str]]:
     found = getattr(target, "profile_needs", None)
     return dict(found) if isinstance(found, dict) else {}
+
+
+def declared_limits(target: Target) -> CatalogLimits:
+    found = getattr(target, "catalog_limits", None)
+    limits = found() if callable(found) else None
+    return limits if isinstance(limits, CatalogLimits) else CatalogLimits()
 
 
 def declared_iceberg_budget(target: Target) -> IcebergBudget:

@@ -13,11 +13,29 @@ import functools
 import importlib
 import importlib.util
 
-from reference_impl.faults import catalog_faults, client_faults, delta_engine_faults, engine_faults
+from reference_impl.faults import (
+    catalog_faults,
+    client_faults,
+    delta_engine_faults,
+    engine_faults,
+    envelope_faults,
+    history_faults,
+    nemesis_faults,
+    oracle_faults,
+)
 from reference_impl.faults.base import FAULTS, Fault, Side, fault
 
 __all__ = ["Fault", "Side", "all_faults", "fault", "find_fault"]
-_MODULES = (catalog_faults, client_faults, engine_faults, delta_engine_faults)  # imported for their registrations
+_MODULES = (
+    catalog_faults,
+    client_faults,
+    engine_faults,
+    delta_engine_faults,
+    history_faults,
+    nemesis_faults,
+    envelope_faults,
+    oracle_faults,
+)  # imported for their registrations
 
 
 @functools.cache
