@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
 import inspect
@@ -9,7 +10,8 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from conformance.config import Config, ConfigError
-from conformance.contract.target import Target
+from conformance.contract.delta import CatalogLimits
+from conformance.contract.target import Target, declared_limits
 from reference_impl.faults.registry import all_faults, find_fault
 from reference_impl.target import ReferenceTarget
 
@@ -95,9 +97,28 @@ def _load_class(spec: str) -> Any:
         raise ConfigError(f"cannot import adapter {spec!r}: {e}") from e
 
 
+def _takes(cls: Any, option: str) -> bool:
+    """Whether the adapter class names ``option`` among its keywords."""
+    try:
+        params = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == option and p.kind is not inspect.Parameter.VAR_KEYWORD for p in params)
+
+
 def _check_options(name: str, cls: Any, options: dict[str, Any]) -> None:
     """Every option is a keyword the adapter class takes, else a ``ConfigError`` with its key path
     (an option the class would ignore must never run silently with the default)."""
+    # The nemesis's restart hook over HTTP (docs/certify.md "The nemesis"): a shell command, never
+    # empty (an empty one would "restart" nothing and let the restart checks judge a catalog that never
+    # went down).
+    command = options.get("restart_command")
+    if command is not None and not (isinstance(command, str) and command.strip()):
+        raise ConfigError(
+            f"targets.{name}.options.restart_command: a shell command (a non-empty string), not {command!r}"
+        )
+    if "limits" in options and not _takes(cls, "limits"):
+        limits_option(name, options["limits"])  # lakecert's own option (below), whatever the adapter takes
     try:
         params = inspect.signature(cls).parameters.values()
     except (TypeError, ValueError):  # no signature to read: the call itself will say
@@ -105,11 +126,42 @@ def _check_options(name: str, cls: Any, options: dict[str, Any]) -> None:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return
     takes = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if "limits" in options:
+        takes.append("limits")
     for key in sorted(set(options) - set(takes)):
         raise ConfigError(
             f"targets.{name}.options.{key}: not an option of {cls.__module__}.{cls.__name__}"
             f" (it takes: {', '.join(takes) or 'none'})"
         )
+
+
+LIMIT_FIELDS = tuple(f.name for f in dataclasses.fields(CatalogLimits))
+
+
+def limits_option(name: str, value: object) -> CatalogLimits:
+    """The target option ``limits`` (``{name_length: 200, unpublished: 10, ...}``): the catalog's
+    limits as its user declares them, for an adapter that declares none or to correct one
+    (docs/certify.md "Limits"); ``ConfigError`` with the key path for anything else."""
+    where = f"targets.{name}.options.limits"
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: a mapping of {', '.join(LIMIT_FIELDS)} to whole numbers")
+    for key, limit in value.items():
+        if key not in LIMIT_FIELDS:
+            raise ConfigError(f"{where}.{key}: not a limit (the limits are {', '.join(LIMIT_FIELDS)})")
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+            raise ConfigError(f"{where}.{key}: {limit!r} is not a whole number of at least 1 (or null: undeclared)")
+    return CatalogLimits(**value)
+
+
+def _declare_limits(name: str, target: Target, given: CatalogLimits) -> None:
+    """Make ``catalog_limits()`` answer the adapter's own declaration overridden, limit by limit, by
+    the ``limits`` option (the user knows the deployment: a server's configured caps)."""
+    own = declared_limits(target)
+    merged = dataclasses.replace(own, **{f: getattr(given, f) for f in LIMIT_FIELDS if getattr(given, f) is not None})
+    try:
+        setattr(target, "catalog_limits", lambda: merged)  # noqa: B010 - Target declares no such member
+    except AttributeError:
+        raise ConfigError(f"targets.{name}.options.limits: {type(target).__name__} cannot take it") from None
 
 
 def build_target(name: str, config: Config) -> Target:
@@ -142,6 +194,8 @@ def build_target(name: str, config: Config) -> Target:
             + "; see `lakecert targets`"
         )
     _check_options(name, cls, options)
+    # ``limits`` is lakecert's option, not the adapter's (unless the adapter takes one of that name).
+    limits = options.pop("limits") if "limits" in options and not _takes(cls, "limits") else None
     try:
         target = cls(**options)
     except TypeError as e:
@@ -151,6 +205,8 @@ def build_target(name: str, config: Config) -> Target:
         raise ConfigError(f"target {name!r} could not be built: {type(e).__name__}: {e}") from None
     if not isinstance(target, Target):
         raise ConfigError(f"{name!r} does not implement the Target protocol (see docs/certify.md)")
+    if limits is not None:
+        _declare_limits(name, target, limits_option(name, limits))
     sides = {"catalog", "client", "engine", "iceberg-catalog"}
     if not target.sides or not target.sides <= sides:
         raise ConfigError(f"{name!r}: `sides` must be a non-empty subset of {sorted(sides)}")

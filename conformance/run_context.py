@@ -325,6 +325,13 @@ class RunContext:
             self._target_catalog = self._built("make_catalog", lambda: self.target.make_catalog(self.env))
         return self._target_catalog
 
+    def restart_target_catalog(self, hook: Callable[[Catalog, TargetEnv], Catalog]) -> Catalog:
+        """The nemesis: restart the catalog under test through the target's ``restart_catalog`` hook
+        and use the catalog it returns from then on (conformance/nemesis/restart.py)."""
+        restarted = self._built("restart_catalog", lambda: hook(self.target_catalog(), self.env))
+        self._target_catalog = restarted
+        return restarted
+
     def pair_catalog(self) -> Catalog:
         """Interop: the catalog the target's client is bound to, the catalog side of
         ``catalog_target`` or the target's own; built once per run."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.contract.delta import Catalog, DeltaClient
+from conformance.contract.delta import Catalog, CatalogLimits, DeltaClient
 from conformance.contract.delta_engine import DeltaEngine
 from conformance.contract.iceberg import IcebergEngine
 from conformance.contract.iceberg_catalog import RestCatalogEndpoint
@@ -47,6 +47,23 @@ class ReferenceTarget:
         if self.fault and self.fault.side == "catalog":
             return make_reference_catalog(env, self.fault.cls)  # type: ignore[arg-type]
         return make_reference_catalog(env)
+
+    def catalog_limits(self) -> CatalogLimits:
+        """What the catalog side declares (issue 28, envelope): its class's ``declared_limits``, so
+        that a faulty catalog variant may declare limits other than the reference's."""
+        cls = self.fault.cls if self.fault and self.fault.side == "catalog" else ReferenceCatalog
+        declared = getattr(cls, "declared_limits", ReferenceCatalog.declared_limits)
+        limits = declared()
+        assert isinstance(limits, CatalogLimits)
+        return limits
+
+    def restart_catalog(self, catalog: Catalog, env: TargetEnv) -> Catalog:
+        """The nemesis's restart: close the catalog and open a new one on the same database, so that
+        only what it stored there survives (nothing of the old object is reused)."""
+        if not isinstance(catalog, ReferenceCatalog):
+            raise TypeError(f"not a catalog of this target: {type(catalog).__name__}")
+        catalog.close()
+        return make_reference_catalog(env, type(catalog))
 
     def make_client(self, catalog: Catalog, env: TargetEnv) -> DeltaClient:
         cls = self.fault.cls if self.fault and self.fault.side == "client" else ReferenceClient

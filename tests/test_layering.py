@@ -29,6 +29,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
         "conformance.observe",
         "reference_impl",
     ),
+    # The independent oracle decodes from the protocol alone: nothing of the reference implementation.
+    "conformance.oracle": ("conformance.oracle",),
     # Fetching releases knows nothing of the suite: the adapters say what a release is.
     "conformance.artifacts": ("conformance.artifacts",),
     "conformance.checks": (
@@ -40,6 +42,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
         "conformance.schedules",
         "conformance.report.outcomes",
         "conformance.run_context",
+        "conformance.nemesis",
+        "conformance.oracle",
         "conformance.fixtures_dir",
         "conformance.config",
         "reference_impl",

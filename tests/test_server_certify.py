@@ -26,6 +26,15 @@ NOT_ON_THE_WIRE = {
     # The server refuses a latest backfilled version at or above the commit's version itself (UC
     # does the same) before the catalog sees the proposal.
     "proposal-mark-covers-itself",
+    # Caught only by restarting the catalog: over HTTP that needs the uc target's restart_command,
+    # which this test does not give (tests/test_nemesis_serve.py restarts a served catalog for real).
+    "ratifications-in-memory",
+    # A limit the target declares in-process (``declared_limits``): the `uc` target declares none
+    # (unless given the `limits` option), so over HTTP the cap is discovered, and is the one it keeps.
+    "overstate-unpublished-cap",
+    # The `uc` adapter follows UC's paging: a page that stops short of the latest is asked again
+    # above its last commit, so a server that lists only a first page is read whole.
+    "first-page-only",
 }
 CATALOG_RULES = {r.id for r in load_all().values() if r.profile == "delta-cm-catalog"}
 CATALOG_FAULTS = [
@@ -87,7 +96,10 @@ def test_served_reference_is_certified(tmp_path: Path) -> None:
         code, res = certify_uc(tmp_path, server.url)
     assert res["verdict"] == "CERTIFIED", [r for r in res["results"] if r["status"] != "PASS"]
     assert code == 0
-    assert {r["status"] for r in res["results"]} == {"PASS"}
+    # The restart check needs the uc target's restart_command (tests/test_nemesis_serve.py gives one).
+    restart = [r["status"] for r in res["results"] if "test_ratified_commits_survive_a_restart" in r["test"]]
+    assert restart == ["NOT_APPLICABLE"]
+    assert {r["status"] for r in res["results"] if "survive_a_restart" not in r["test"]} == {"PASS"}
 
 
 @pytest.mark.slow

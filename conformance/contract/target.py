@@ -7,6 +7,7 @@ this module, so their names and types are written down once."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal, Protocol, TypedDict, runtime_checkable
 
 from conformance.contract.delta import Catalog, CatalogLimits, DeltaClient, NotSupported
@@ -103,7 +104,8 @@ class TargetBase:
     # ``restart_catalog(self, catalog: Catalog, env: TargetEnv) -> Catalog`` (optional, no default):
     # stop the catalog side and start it again from its own durable state, and return the catalog
     # object to use from then on (the same object for a server behind a URL). Targets without it are
-    # NOT_APPLICABLE on the restart checks, which verify first that it is really absent.
+    # NOT_APPLICABLE on the restart checks, which verify first that it is really absent. lakecert reads
+    # it through ``restart_hook`` below; None counts as absent (docs/certify.md "The nemesis").
 
     def preflight(self) -> None:
         """One cheap call before any check (network targets): raise ``TargetUnavailable`` if the
@@ -139,6 +141,17 @@ def declared_limits(target: Target) -> CatalogLimits:
     found = getattr(target, "catalog_limits", None)
     limits = found() if callable(found) else None
     return limits if isinstance(limits, CatalogLimits) else CatalogLimits()
+
+
+RestartHook = Callable[[Catalog, TargetEnv], Catalog]
+
+
+def restart_hook(target: Target) -> RestartHook | None:
+    """The target's optional ``restart_catalog(catalog, env) -> Catalog``, or None when it has none (an
+    adapter may set the member to None when its configuration gives no way to restart, as ``uc``
+    without ``restart_command``)."""
+    found = getattr(target, "restart_catalog", None)
+    return found if callable(found) else None
 
 
 def declared_iceberg_budget(target: Target) -> IcebergBudget:

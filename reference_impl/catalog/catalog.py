@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TypeGuard
 
 from conformance.contract.delta import (
+    CatalogLimits,
     CommitConflict,
     CommitRejected,
     GetCommitsResponse,
@@ -43,7 +44,12 @@ from reference_impl.catalog.store import CatalogStore, TableRow, Tx
 from reference_impl.storage.commit_file import DEFAULT_READ_LIMITS, CommitFileError, ReadLimits, read_commit_file
 
 KNOWN_MAINTENANCE_OPS = MaintenancePolicy().allowed
-_TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+# Letters and digits of any script (``\w``), combining marks (a decomposed accent), emoji and other
+# pictographs, and ``_ . -``: never whitespace, separators of paths or control characters.
+_TABLE_NAME = re.compile(r"[\w.\-\u0300-\u036f\u2600-\u27bf\U0001f300-\U0001faff]+")
+# What the reference declares and enforces (``ReferenceCatalog.LIMITS``, docs/certify.md "Limits").
+NAME_LENGTH = 255  # characters of a table name, as Unity Catalog's names
+INLINE_BYTES = 1024 * 1024  # bytes of one inline commit: the server's request body cap
 _HEX = "[0-9a-fA-F]"
 # RFC "Delta Log Entries": _delta_log/_staged_commits/<20-digit version>.<uuid>.json
 _STAGED_NAME = re.compile(rf"(\d{{20}})\.{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}\.json")
@@ -141,7 +147,18 @@ class ReferenceCatalog:
 
     With ``storage`` given, registration checks that version 0 was written and ratification
     binds a staged commit to its bytes (read within ``read_limits``).
+
+    ``LIMITS`` are what the catalog enforces, refusing one past each with ``InvalidRequest`` or
+    ``CommitRejected`` before anything is written; ``declared_limits`` is what its target tells
+    lakecert (the same, unless a faulty variant misstates them). ``None``: no limit of its own.
     """
+
+    LIMITS = CatalogLimits(name_length=NAME_LENGTH, inline_bytes=INLINE_BYTES)
+
+    @classmethod
+    def declared_limits(cls) -> CatalogLimits:
+        """The limits the reference target declares for this catalog (``Target.catalog_limits``)."""
+        return cls.LIMITS
 
     def __init__(
         self,
@@ -173,6 +190,7 @@ class ReferenceCatalog:
     def register_table(self, name: str, table_id: str) -> TableInfo:
         """Phase 3: name a staged table whose version 0 exists; 0 counts as published."""
         _check_name(name)
+        self._check_name_length(name)
         with self._store.read() as tx:
             row = tx.table(table_id) if isinstance(table_id, str) else None
         if row is None or row.name is not None or row.latest_version >= 0:  # >= 0: registered, maybe dropped
@@ -234,6 +252,7 @@ class ReferenceCatalog:
             raise InvalidRequest(f"invalid version {version!r}")
         proposal = RatifiedCommit(version, staged_uri, inline_content, in_commit_timestamp)
         self._check_proposal(row.location, proposal)
+        self._check_inline_size(proposal)
         published = latest_published_version
         # Nothing at or above the proposed version can be published yet.
         if published is not None and not (_is_int(published) and 0 <= published < version):
@@ -265,6 +284,7 @@ class ReferenceCatalog:
             # read in ``commit`` wins, and the proposal is refused instead of ratified on a dropped table.
             self._registered_row(row)
             self._check_version(row.latest_version, proposal.version)
+            self._check_unpublished(row, proposal.version)
             self._write_commit(tx, table_id, proposal)
             if proposal.staged_uri is not None and content is not None:
                 tx.bind_content(table_id, proposal.version, content)
@@ -272,6 +292,28 @@ class ReferenceCatalog:
             if published is not None:
                 self._publish(tx, table_id, published)
             _run_alongside(tx, table_id)
+
+    # ------------------------------------------- the catalog's own limits
+
+    def _check_name_length(self, name: str) -> None:
+        """A name longer than the limit is refused whole: never shortened (two names would meet)."""
+        limit = self.LIMITS.name_length
+        if limit is not None and len(name) > limit:
+            raise InvalidRequest(f"table names have at most {limit} characters, this one {len(name)}")
+
+    def _check_inline_size(self, proposal: RatifiedCommit) -> None:
+        """An inline commit larger than the limit is refused whole: never stored cut."""
+        limit = self.LIMITS.inline_bytes
+        content = proposal.inline_content
+        if limit is not None and content is not None and len(content) > limit:
+            raise InvalidRequest(f"inline commits have at most {limit} bytes, this one {len(content)}")
+
+    def _check_unpublished(self, row: TableRow, version: int) -> None:
+        """Past the cap on ratified, unpublished commits the proposal is refused (the writer publishes
+        first); an older unpublished commit is never dropped to make room (RFC "Commit Protocol")."""
+        limit = self.LIMITS.unpublished
+        if limit is not None and version - max(row.latest_published_version, 0) > limit:
+            raise CommitRejected(f"at most {limit} unpublished commits: publish before proposing v{version}")
 
     def _check_version(self, latest: int, version: int) -> None:
         """The RFC's "must not ratify v until it has ratified v - 1, and ... at most once"."""

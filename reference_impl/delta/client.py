@@ -20,6 +20,7 @@ from typing import ClassVar
 
 from conformance.contract.delta import (
     Catalog,
+    CatalogTimeout,
     CommitConflict,
     MaintenanceOp,
     ReadResult,
@@ -39,6 +40,21 @@ from reference_impl.delta.snapshot import LogReader, LogSegment, Snapshot, read_
 Clock = Callable[[], int]
 # Builds the data actions of a commit from the snapshot it is based on.
 Builder = Callable[[Snapshot], list[Action]]
+
+
+class Proposals:
+    """What one commit proposed over its attempts: staged files and commit contents."""
+
+    def __init__(self) -> None:
+        self.staged: set[str] = set()
+        self.contents: set[bytes] = set()
+        self.last: bytes = b""
+
+    def add(self, staged: str | None, content: bytes) -> None:
+        if staged is not None:
+            self.staged.add(staged)
+        self.contents.add(content)
+        self.last = content
 
 
 class ConcurrentModificationError(Exception):
@@ -141,6 +157,37 @@ class ReferenceClient(PathAccess):
         """A published file is an exact copy of the ratified commit."""
         return content
 
+    def _mark_published(self, table_id: str, version: int) -> None:
+        """A lost answer to the mark is asked again: the mark never goes back, so twice is harmless."""
+        for attempt in range(3):
+            try:
+                self.catalog.mark_published(table_id, version)
+                return
+            except CatalogTimeout:
+                if attempt == 2:
+                    raise
+
+    # ================================================================ hooks: lost answers
+
+    def _own_after_conflict(self, table: TableInfo, version: int, mine: Proposals) -> bool:
+        """A conflict may answer a second delivery of our own proposal: the version is then ours."""
+        return self._ours(table, version, mine)
+
+    def _after_lost_answer(self, table: TableInfo, version: int, mine: Proposals) -> int | None:
+        """The proposal's answer was lost (``CatalogTimeout``): ask the catalog. Ratified as ours: done,
+        at that version; otherwise None (another attempt follows, which finds out about a late
+        ratification of this one by its conflict). Never propose the same change blindly again."""
+        return version if self._ours(table, version, mine) else None
+
+    def _ours(self, table: TableInfo, version: int, mine: Proposals) -> bool:
+        """Whether the commit ratified at ``version`` is one this commit proposed: the catalog's
+        listing of that version, or its published file once the catalog no longer stores it."""
+        for commit in self.catalog.get_commits(table.table_id, version, version).commits:
+            if commit.version == version:
+                return commit.staged_uri in mine.staged or commit.inline_content in mine.contents
+        published = delta_uri(table.location, version)
+        return self.storage.exists(published) and self.storage.get(published) in mine.contents
+
     # ================================================================ hooks: maintenance
 
     def _policy_allows(self, table_id: str, op: MaintenanceOp) -> bool:
@@ -211,7 +258,7 @@ class ReferenceClient(PathAccess):
             # Already published (e.g. the catalog missed our last mark_published): same commit, fine.
             with contextlib.suppress(FileExistsError):
                 self.storage.put(delta_uri(table.location, v), self._published_bytes(content), if_absent=True)
-        self.catalog.mark_published(table.table_id, max(stored))
+        self._mark_published(table.table_id, max(stored))
 
     def checkpoint(self, name: str) -> int | None:
         table = self._table(name)
@@ -276,7 +323,8 @@ class ReferenceClient(PathAccess):
     def _commit(self, table: TableInfo, operation: str, build: Builder) -> int:
         """RFC "Commit Protocol": propose v = latest + 1; on a conflict rebuild on the new state."""
         staged: str | None = None
-        conflict: CommitConflict | None = None
+        conflict: CommitConflict | CatalogTimeout | None = None
+        mine = Proposals()  # every attempt of this commit, to recognise it after a lost answer
         for _attempt in range(self.max_retries + 1):
             seg = self._log.segment(table.table_id, table.location)
             snap = self._log.snapshot_of(seg)
@@ -287,6 +335,7 @@ class ReferenceClient(PathAccess):
             if not self.inline:
                 staged = self._stage(table.location, version, content, staged)
             self._before_propose(table, version, content)
+            mine.add(staged, content)
             try:
                 self.catalog.commit(
                     table.table_id,
@@ -297,7 +346,15 @@ class ReferenceClient(PathAccess):
                     latest_published_version=max(seg.published, default=None),
                 )
             except CommitConflict as lost:
+                if self._own_after_conflict(table, version, mine):
+                    return version
                 conflict = lost
+                continue
+            except CatalogTimeout as unknown:
+                landed = self._after_lost_answer(table, version, mine)
+                if landed is not None:
+                    return landed
+                conflict = unknown
                 continue
             return version
         assert conflict is not None

@@ -280,6 +280,10 @@ class DeltaKernelTarget:
         if scheme not in ("file", "s3") or (scheme == "s3" and env.s3 is None):
             raise NotSupported(f"the delta-kernel target runs on file:// or s3:// warehouses, not {scheme}://")
         endpoint = env.catalog_endpoint
+        # A catalog lakecert wraps to stand between a client and its catalog in process (the nemesis:
+        # a lost answer is an exception raised at the client) names what to serve instead: over HTTP,
+        # such an exception would reach Kernel as a server error, not as a lost answer.
+        catalog = getattr(catalog, "over_http", catalog)
         if endpoint is None:
             if self._served is None:
                 self._served = ServedCatalog(catalog, env.storage)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import tempfile
+import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from conformance.adapters.uc.catalog import UCCatalog
@@ -31,7 +35,9 @@ class UCTarget(TargetBase):
     server do not collide), ``api`` (which of UC's commit APIs the catalog is driven through:
     ``preview``, the default, for ``/delta/preview/commits`` (``catalog.UCCatalog``); ``v1`` for the
     Delta REST API ``/delta/v1`` of UC OSS 0.6.0 (``delta_v1.UCDeltaV1Catalog``), which has no
-    inline commits).
+    inline commits), ``restart_command`` (a shell command that stops the server and starts it again
+    at the same URL on the same state; given, the nemesis's restart checks run: lakecert runs it and
+    waits up to ``restart_timeout_s`` for the server to answer again; docs/certify.md "The nemesis").
     """
 
     name = "uc"
@@ -50,6 +56,8 @@ class UCTarget(TargetBase):
         timeout_s: float = 30.0,
         run_scoped_names: bool = True,
         api: str = "preview",
+        restart_command: str | None = None,
+        restart_timeout_s: float = 120.0,
     ) -> None:
         if not isinstance(api, str) or api not in APIS:
             raise ValueError(f"api must be one of {', '.join(APIS)} (UC's commit API to drive), not {api!r}")
@@ -66,6 +74,46 @@ class UCTarget(TargetBase):
             self._staging = [StagingTable(str(s["table_id"]), str(s["location"])) for s in staging_tables]
         self._capabilities: dict[str, Any] | None = None
         self._suffix = f"_r{uuid.uuid4().hex[:8]}" if run_scoped_names else ""
+        self._restart_command, self._restart_timeout_s = restart_command, restart_timeout_s
+        # The optional member lakecert's restart checks look for (``contract.target.restart_hook``):
+        # only a configured command gives one, else they are NOT_APPLICABLE.
+        self.restart_catalog: Callable[[Catalog, TargetEnv], Catalog] | None = (
+            self._restart if restart_command else None
+        )
+
+    def _restart(self, catalog: Catalog, env: TargetEnv) -> Catalog:
+        """Run ``restart_command``, then wait until the server answers again; the catalog object goes on
+        (it is a URL). Its output goes to a file, not a pipe: a server the command starts in the
+        background keeps its inherited descriptors open, and a pipe would wait for it to exit."""
+        assert self._restart_command is not None
+        with tempfile.TemporaryFile() as output:
+            done = subprocess.run(
+                self._restart_command,
+                shell=True,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=output,
+                timeout=self._restart_timeout_s,
+                check=False,
+            )
+            output.seek(0)
+            said = output.read()[-2000:].decode(errors="replace")
+        if done.returncode != 0:
+            raise RuntimeError(f"restart_command exited with {done.returncode}: {said.strip()}")
+        deadline = time.monotonic() + self._restart_timeout_s
+        while True:
+            try:
+                self._client.request("GET", "/catalogs?max_results=1")
+                return catalog
+            except UCHttpError:  # an answer all the same
+                return catalog
+            except OSError as e:
+                if time.monotonic() > deadline:
+                    raise TargetUnavailable(
+                        f"{self.url} did not answer within {self._restart_timeout_s} s of restart_command:"
+                        f" {type(e).__name__}: {e}"
+                    ) from None
+                time.sleep(0.1)
 
     def capabilities(self) -> dict[str, Any]:
         """lakecert's extensions the server advertises; ``{}`` for a plain UC server."""

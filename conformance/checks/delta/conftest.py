@@ -7,6 +7,7 @@ import pytest
 from conformance.checks.delta.builders import CatalogDriver, LogBuilder, new_uuid, reseed
 from conformance.observe.recording import RecordingCatalog, RecordingStorage
 from conformance.observe.transcript import Transcript
+from conformance.oracle.txn_ids import TxnIdRegistry
 from conformance.run_context import RunContext
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.client import ReferenceClient
@@ -58,3 +59,10 @@ def seeded(lakecert: RunContext, suite_storage: RecordingStorage) -> LogBuilder:
 @pytest.fixture(autouse=True)
 def _deterministic_names(seed: int) -> None:
     reseed(seed)
+
+
+@pytest.fixture(scope="session")
+def txn_ids() -> TxnIdRegistry:
+    """Every txnId seen in a commit the client under test wrote, in any table of the run (one
+    registry per process: a shard has its own), for WRT-TXNID-UNIQUE across tables and clients."""
+    return TxnIdRegistry()

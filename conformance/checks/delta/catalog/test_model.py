@@ -1,4 +1,5 @@
-"""Random sequences of stage / propose / publish / list from several clients, against the model.
+"""Random sequences of stage / propose / publish / list from several clients on two tables, against
+the model (``conformance/model/catalog_managed``).
 
 A hypothesis state machine; the run's seed fixes the sequences, so a failure
 reruns with the same seed and hypothesis shrinks it to a short schedule.
@@ -12,14 +13,15 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from conformance.checks.delta.builders import CatalogDriver, check_listing_complete, ict_of
 from conformance.contract.delta import CatalogError, CommitConflict
-from conformance.model.catalog_model import CatalogModel
+from conformance.model.catalog_managed import CatalogTable, Commit
 from conformance.observe.recording import RecordingCatalog
 from conformance.report.outcomes import PremiseBroken, Violation
 from conformance.run_context import RunContext
-from conformance.schedules.generated import run_machine
+from conformance.schedules.generated import for_budget, run_machine
 
 CLIENTS = 3
 HISTORIES = (0, 9)  # versions ratified before the generated steps start
+TABLES = 2  # interleaved: nothing done to one table may show in the other's listing
 
 
 def machine(catalog: RecordingCatalog, driver: CatalogDriver, name: str) -> type[RuleBasedStateMachine]:
@@ -28,27 +30,35 @@ def machine(catalog: RecordingCatalog, driver: CatalogDriver, name: str) -> type
     class CatalogMachine(RuleBasedStateMachine):
         @initialize(history=st.sampled_from(HISTORIES))
         def create(self, history: int) -> None:
-            self.table = driver.new_table(f"{name}_{next(counter)}")
-            self.model = CatalogModel()
-            self.pending: dict[int, tuple[int, str]] = {}
-            # Some tables start with a history, so that generated steps run past version 9.
+            self.tables = [driver.new_table(f"{name}_{next(counter)}") for _ in range(TABLES)]
+            self.models = [CatalogTable() for _ in range(TABLES)]
+            self.pending: dict[tuple[int, int], tuple[int, str]] = {}
+            # The first table starts with a history, so that generated steps run past version 9.
+            self.table, self.model = self.tables[0], self.models[0]
             for version, uri in driver.history(self.table, history, unpublished=min(history, 3)).items():
-                self.model.propose(version, uri)
+                self.model.propose(Commit(version, uri))
             if history > 3:
                 self.model.mark_published(history - 3)
-            self.base = max(0, history - 3)
+            self.bases = [max(0, history - 3)] + [0] * (TABLES - 1)
+            self.base = self.bases[0]
+
+        @rule(t=st.integers(0, TABLES - 1))
+        def switch_table(self, t: int) -> None:
+            """The following steps act on table ``t`` (pending proposals are per table)."""
+            self.table, self.model, self.base = self.tables[t], self.models[t], self.bases[t]
 
         @rule(client=st.integers(0, CLIENTS - 1), ahead=st.integers(-1, 2))
         def stage(self, client: int, ahead: int) -> None:
             version = max(1, self.model.latest + 1 + ahead)
-            self.pending[client] = (version, driver.stage(self.table, version))
+            self.pending[(self.tables.index(self.table), client)] = (version, driver.stage(self.table, version))
 
         @rule(client=st.integers(0, CLIENTS - 1))
         def propose(self, client: int) -> None:
-            if client not in self.pending:
+            key = (self.tables.index(self.table), client)
+            if key not in self.pending:
                 return
-            version, uri = self.pending.pop(client)
-            expect = self.model.propose(version, uri)
+            version, uri = self.pending.pop(key)
+            expect = self.model.propose(Commit(version, uri))
             try:
                 catalog.commit(self.table.table_id, version, staged_uri=uri, in_commit_timestamp=ict_of(version))
                 got = "ratified"
@@ -92,11 +102,12 @@ def machine(catalog: RecordingCatalog, driver: CatalogDriver, name: str) -> type
                 check_listing_complete(
                     catalog, self.table.table_id, set(listed), start, resp.latest_version, self.model.published
                 )
-            for v, uri in self.model.must_list(start, end).items():
-                if listed.get(v) != uri:
+            for v, commit in self.model.must_list(start, end).items():
+                if listed.get(v) != commit.ref:
                     raise Violation("CAT-RETAIN-UNPUBLISHED", f"[{start}, {end}]: unpublished v{v} missing or changed")
-            extra = {v: u for v, u in listed.items() if self.model.may_list(start, end).get(v) != u}
-            ratified = self.model.may_list(0, None)
+            may = {v: c.ref for v, c in self.model.may_list(start, end).items()}
+            extra = {v: u for v, u in listed.items() if may.get(v) != u}
+            ratified = {v: c.ref for v, c in self.model.may_list(0, None).items()}
             if extra and all(ratified.get(v) == u for v, u in extra.items()):
                 # Ratified commits outside the asked range: a range fault (CAT-LIST-RANGE), not this rule.
                 raise PremiseBroken(f"[{start}, {end}]: listed ratified commits outside the range: {sorted(extra)}")
@@ -105,10 +116,10 @@ def machine(catalog: RecordingCatalog, driver: CatalogDriver, name: str) -> type
 
         @invariant()
         def latest_is_right(self) -> None:
-            if hasattr(self, "table"):
-                got = catalog.get_commits(self.table.table_id).latest_version
-                if got != self.model.latest:
-                    raise Violation("CAT-LIST-LATEST", f"latest {got}, the model says {self.model.latest}")
+            for table, model in zip(getattr(self, "tables", []), getattr(self, "models", []), strict=True):
+                got = catalog.get_commits(table.table_id).latest_version
+                if got != model.latest:
+                    raise Violation("CAT-LIST-LATEST", f"{table.name}: latest {got}, the model says {model.latest}")
 
     return CatalogMachine
 
@@ -119,4 +130,8 @@ def machine(catalog: RecordingCatalog, driver: CatalogDriver, name: str) -> type
 def test_random_schedules_match_the_model(
     lakecert: RunContext, catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, seed: int
 ) -> None:
-    run_machine(machine(catalog, driver, table_name), seed, lakecert.config.settings.model)
+    run_machine(
+        machine(catalog, driver, table_name),
+        seed,
+        for_budget(lakecert.config.settings.model, lakecert.config.settings.delta.budget),
+    )

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from conformance.contract.delta import NotSupported
-from conformance.model.table_model import TableModel
+from conformance.model.catalog_managed import TableModel
 from conformance.observe.recording import RecordingClient
 from conformance.report.outcomes import Violation
 from conformance.run_context import RunContext
-from conformance.schedules.generated import run_machine
+from conformance.schedules.generated import for_budget, run_machine
 
 CLIENTS = 2
 
@@ -89,4 +89,8 @@ def test_random_sequences_read_what_was_written(
     lakecert: RunContext, client: RecordingClient, client_factory: Any, table_name: str, seed: int
 ) -> None:
     clients = [client] + [client_factory() for _ in range(CLIENTS - 1)]
-    run_machine(machine(clients, table_name), seed, lakecert.config.settings.model)
+    run_machine(
+        machine(clients, table_name),
+        seed,
+        for_budget(lakecert.config.settings.model, lakecert.config.settings.delta.budget),
+    )

@@ -11,9 +11,9 @@ from conformance.checks.delta.evidence import ratified_content, table_commits
 from conformance.contract.delta import Storage, TableInfo
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
+from conformance.oracle.commits import Action
 from conformance.run_context import RunContext
 from reference_impl.catalog.catalog import ReferenceCatalog
-from reference_impl.delta.actions import Action
 from reference_impl.delta.client import ReferenceClient, wall_clock_ms
 
 APPENDS = 12

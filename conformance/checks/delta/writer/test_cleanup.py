@@ -7,9 +7,9 @@ import pytest
 from conformance.checks.delta.evidence import log_files
 from conformance.contract.delta import NotSupported, Storage
 from conformance.observe.recording import RecordingClient
+from conformance.oracle.names import LogName
 from conformance.report.outcomes import not_applicable
 from reference_impl.delta.client import ReferenceClient
-from reference_impl.delta.log_paths import LogFile
 
 CUTOFF = 5  # the cut-off commit; the newest checkpoint at or before it is v3
 
@@ -32,7 +32,7 @@ def _prepare(suite_client: ReferenceClient, name: str, *, checkpoint: bool) -> s
     return suite_client.catalog.resolve(name).location
 
 
-def _cleanup(client: RecordingClient, storage: Storage, location: str, name: str) -> tuple[set[LogFile], set[LogFile]]:
+def _cleanup(client: RecordingClient, storage: Storage, location: str, name: str) -> tuple[set[LogName], set[LogName]]:
     """Run the client's cleanup; return (files before, files deleted)."""
     before = set(log_files(storage, location))
     try:

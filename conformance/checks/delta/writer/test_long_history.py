@@ -15,9 +15,9 @@ from conformance.checks.delta.evidence import attempt, client_writes, proposals
 from conformance.contract.delta import Storage
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
+from conformance.oracle.names import parse, staged_dir
 from conformance.report.outcomes import Violation, not_applicable
 from reference_impl.catalog.catalog import ReferenceCatalog
-from reference_impl.delta.log_paths import parse_log_name, staged_dir
 
 BEFORE, APPENDS = 97, 5  # the writer under test writes v98-v102
 
@@ -39,7 +39,7 @@ def test_three_digit_versions_are_named_and_published_in_order(
     for version, uri in proposed:
         if uri is None:
             continue
-        parsed = parse_log_name(uri)
+        parsed = parse(uri)
         named = parsed.version if parsed is not None and parsed.kind == "staged" else None
         if not uri.startswith(staged_dir(table.location) + "/") or named != version:
             raise Violation("WRT-STAGED-NAME", f"v{version} staged as {uri}")

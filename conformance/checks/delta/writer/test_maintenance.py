@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks.delta.evidence import attempt, client_deletes, client_writes
+from conformance.checks.delta.evidence import attempt, client_deletes, client_writes, speaks_only_uc_api
 from conformance.contract.delta import MaintenancePolicy, NotSupported, Storage
 from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript
+from conformance.oracle.commits import decode
+from conformance.oracle.names import compaction_uri, published_uri
 from conformance.report.outcomes import not_applicable
 from reference_impl.catalog.catalog import ReferenceCatalog
-from reference_impl.delta.actions import decode_commit
-from reference_impl.delta.log_paths import compaction_uri, delta_uri
 
 
 def _half_published(client: RecordingClient, name: str) -> None:
@@ -25,7 +25,7 @@ def _half_published(client: RecordingClient, name: str) -> None:
 
 
 def _published_by(transcript: Transcript, location: str, version: int, seq: int) -> bool:
-    target = delta_uri(location, version)
+    target = published_uri(location, version)
     return version == 0 or any(
         e.args["uri"] == target and e.seq < seq
         for e in transcript.events(op="put", ok=True)
@@ -45,7 +45,7 @@ def test_checkpoints_only_published_versions(
         not_applicable("the client wrote no checkpoint (verified: no checkpoint file was written)")
     for event, f in written:
         assert _published_by(transcript, location, f.version, event.seq), (
-            f"checkpoint of v{f.version} written while {delta_uri(location, f.version)} did not exist"
+            f"checkpoint of v{f.version} written while {published_uri(location, f.version)} did not exist"
         )
 
 
@@ -76,7 +76,7 @@ def _active_files(storage: Storage, location: str, start: int, end: int) -> dict
     _delta_log by the suite itself (the expected content of a compaction of that range)."""
     files: dict[str, str] = {}
     for version in range(start, end + 1):
-        for action in decode_commit(storage.get(delta_uri(location, version))):
+        for action in decode(storage.get(published_uri(location, version))):
             for kind in ("add", "remove"):
                 if kind in action:
                     files[action[kind]["path"]] = kind
@@ -104,7 +104,7 @@ def test_compaction_holds_exactly_its_range(
     uri = compaction_uri(location, 1, 3)
     if not suite_storage.exists(uri):
         not_applicable("the client wrote no compaction of v1-v3 (declining is allowed)")
-    got = {a[k]["path"]: k for a in decode_commit(suite_storage.get(uri)) for k in ("add", "remove") if k in a}
+    got = {a[k]["path"]: k for a in decode(suite_storage.get(uri)) for k in ("add", "remove") if k in a}
     expected = _active_files(suite_storage, location, 1, 3)
     assert got == expected, f"compaction of v1-v3 holds {got}; commits v1-v3 reconcile to {expected}"
 
@@ -128,7 +128,7 @@ def test_forbidden_maintenance_is_not_run(
     attempt(lambda: client.cleanup(table_name, 3))
     maint = [f.uri for _, f in client_writes(transcript) if f.kind in ("checkpoint", "compaction")]
     deleted = client_deletes(transcript)
-    if (maint or deleted) and _speaks_only_uc_api(transcript):
+    if (maint or deleted) and speaks_only_uc_api(transcript):
         # The rule binds a writer to the catalog's policies; a policy its catalog API cannot carry
         # never reached it. Unity Catalog's API has none (its ManagedTablesSpec: no per-table policy
         # or API), and the policy set here is lakecert's extension, which this client never asked for.
@@ -138,13 +138,3 @@ def test_forbidden_maintenance_is_not_run(
         )
     assert not maint, f"maintenance files written against the catalog's policy: {maint}"
     assert not deleted, f"cleanup deleted files against the catalog's policy: {deleted}"
-
-
-UC_API = "/api/2.1/unity-catalog/"
-
-
-def _speaks_only_uc_api(transcript: Transcript) -> bool:
-    """The client's catalog requests (its HTTP transcript) were all Unity Catalog's API, and none
-    asked for lakecert's maintenance-policy extension (``/lakecert/v1/...``)."""
-    paths = [ex.target for ex in transcript.http.exchanges()]
-    return bool(paths) and all(p.startswith(UC_API) and "/lakecert/" not in p for p in paths)

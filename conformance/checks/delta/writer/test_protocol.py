@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from conformance.checks.delta.writer.conftest import WrittenTable
-from reference_impl.delta.actions import Action
+from conformance.oracle.commits import Action
 
 
 def _single(actions: list[Action], kind: str) -> dict[str, Any]:

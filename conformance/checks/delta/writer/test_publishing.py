@@ -9,8 +9,8 @@ from conformance.checks.delta.writer.conftest import WrittenTable
 from conformance.contract.delta import Storage
 from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript
+from conformance.oracle.names import published_uri
 from conformance.report.outcomes import not_applicable
-from reference_impl.delta.log_paths import delta_uri
 
 
 def _published_versions(storage: Storage, location: str) -> set[int]:
@@ -39,5 +39,5 @@ def test_published_files_equal_the_ratified_commits(
         not_applicable("the client does not publish (verified: nothing above v0 in _delta_log)")
     for version in sorted(published):
         assert version in written.ratified, f"v{version} is published but was never ratified"
-        content = suite_storage.get(delta_uri(written.info.location, version))
+        content = suite_storage.get(published_uri(written.info.location, version))
         assert content == written.ratified[version], f"published v{version} differs from the ratified commit"

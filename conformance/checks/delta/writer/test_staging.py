@@ -13,11 +13,11 @@ from conformance.checks.delta.writer.races import lose_v2
 from conformance.contract.delta import CommitConflict, Storage
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
+from conformance.oracle.commits import CommitFormatError, decode, in_commit_timestamp
+from conformance.oracle.names import parse, published_uri, staged_dir
 from conformance.report.outcomes import Violation, not_applicable
 from conformance.run_context import RunContext
 from reference_impl.catalog.catalog import ReferenceCatalog
-from reference_impl.delta.actions import InvalidCommitError, decode_commit, in_commit_timestamp
-from reference_impl.delta.log_paths import delta_uri, parse_log_name, staged_dir
 
 
 def _staged_proposals(transcript: Transcript, table_id: str) -> list[tuple[int, str]]:
@@ -40,7 +40,7 @@ def test_staged_files_are_named_for_their_version(
     outcome = attempt(lambda: [client.append(table_name, [{"id": i, "value": "x"}]) for i in range(11)])
     table = ref_admin.resolve(table_name)
     for version, uri in _staged_proposals(transcript, table.table_id):
-        parsed = parse_log_name(uri)
+        parsed = parse(uri)
         assert uri.startswith(staged_dir(table.location) + "/"), f"v{version} staged outside: {uri}"
         assert parsed is not None and parsed.kind == "staged", f"v{version} staged file is misnamed: {uri}"
         assert parsed.version == version, f"{uri} was proposed for version {version}"
@@ -54,8 +54,8 @@ MAP_FIELDS = {"add": ("partitionValues", "tags"), "remove": ("partitionValues", 
 def _staged_actions(storage: Storage, version: int, uri: str) -> list[dict[str, Any]]:
     """The staged file's actions, each map-typed field of which must be a JSON object."""
     try:
-        actions = decode_commit(storage.get(uri))
-    except InvalidCommitError as e:
+        actions = decode(storage.get(uri))
+    except CommitFormatError as e:
         raise AssertionError(f"v{version} staged file is not one JSON action per line: {e}") from e
     for action in actions:
         for kind, fields in MAP_FIELDS.items():
@@ -125,7 +125,7 @@ def test_conflict_rewrites_the_commit_in_a_new_file(
     if len(uris) != len(set(uris)):
         raise Violation("WRT-STAGED-NO-REUSE", f"a staged file was proposed twice: {staged}")
     for version, uri in staged:
-        parsed = parse_log_name(uri)
+        parsed = parse(uri)
         if parsed is None or parsed.version != version:
             raise Violation("WRT-STAGED-NO-REUSE", f"{uri} reused for version {version}")
     if isinstance(outcome.error, CommitConflict) and [v for v, _ in staged].count(2) == 1 and 3 not in dict(staged):
@@ -135,8 +135,8 @@ def test_conflict_rewrites_the_commit_in_a_new_file(
     contents = [suite_storage.get(uri) for _, uri in staged[-2:]]
     if len(contents) == 2 and contents[0] == contents[1]:
         raise Violation("WRT-STAGED-NO-REUSE", "the retry re-proposed the lost attempt's bytes, not a rebuilt commit")
-    rival_ict = in_commit_timestamp(decode_commit(_content(ref_admin, suite_storage, table_id, 2)))
-    retry_ict = in_commit_timestamp(decode_commit(_content(ref_admin, suite_storage, table_id, 3)))
+    rival_ict = in_commit_timestamp(decode(_content(ref_admin, suite_storage, table_id, 2)))
+    retry_ict = in_commit_timestamp(decode(_content(ref_admin, suite_storage, table_id, 3)))
     if not (isinstance(retry_ict, int) and isinstance(rival_ict, int) and retry_ict > rival_ict):
         raise Violation(
             "WRT-ICT-MONOTONIC",
@@ -173,7 +173,7 @@ def test_writer_uses_the_resolved_location(
     # The catalog's id in the configuration, as a table created through Unity Catalog's API has it
     # (UC demands it at creation; Kernel's UC committer refuses tables without it); others ignore it.
     properties = {UC_TABLE_ID: info.table_id}
-    seeded.storage.put(delta_uri(seeded.location, 0), version0("seeded-" + table_name, properties))
+    seeded.storage.put(published_uri(seeded.location, 0), version0("seeded-" + table_name, properties))
     seeded.create_folders()  # as a creator would: the rule judges where the writer writes, not mkdir
     outcome = attempt(lambda: client.append(table_name, [{"id": 1, "value": "a"}]))
     writes = [e.args["uri"] for e in transcript.events(actor="storage", op="put")]

@@ -1,0 +1,257 @@
+"""The envelope: every limit of the catalog, declared or discovered, exercised at it and one past it.
+
+At a limit the call must succeed and round-trip exactly (the name resolves to its own table, the
+inline content comes back byte for byte, every unpublished commit is listed); one past it, the
+catalog must refuse cleanly (``CommitRejected`` or ``InvalidRequest``) and change nothing: no name cut
+short until it meets another, no content cut, no older commit dropped to make room. How a limit is
+found, and lakecert's ceilings, are in ``envelope.py`` and docs/certify.md "Limits".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.checks.delta.builders import CatalogDriver, ict_of, premise
+from conformance.checks.delta.catalog.envelope import (
+    CLEAN_REFUSALS,
+    UNPUBLISHED_CEILING,
+    Limit,
+    inline_limit,
+    listed_unchanged,
+    name_key,
+    name_limit,
+    own_table,
+    padded_commit,
+    propose,
+    refused_name_changed_nothing,
+    shown,
+    sized_name,
+    staging,
+)
+from conformance.contract.delta import CatalogError, NotSupported, StagingTable
+from conformance.contract.target import declared_limits
+from conformance.observe.recording import RecordingCatalog
+from conformance.observe.transcript import Transcript
+from conformance.report.outcomes import PremiseBroken, Violation, not_applicable
+from conformance.run_context import RunContext
+
+
+@pytest.mark.req("CAT-RESOLVE-LOCATION", "CAT-LIMIT-CLEAN-REFUSAL", "CAT-LIMIT-DECLARED")
+def test_table_names_at_and_one_past_the_length_limit(
+    lakecert: RunContext, catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, transcript: Transcript
+) -> None:
+    """RFC "Table Discovery": a name resolves to its table's location. Two names of the longest length
+    that differ only in their last character name two tables; a name one longer is refused whole."""
+    key = name_key(table_name)
+    limit = name_limit(declared_limits(lakecert.target).name_length, driver, key)
+    transcript.notes["limit"] = str(limit)
+    first, second = sized_name(key, limit.at, "a"), sized_name(key, limit.at, "b")
+    named: dict[str, StagingTable] = {}
+    for name in (first, second):
+        staged = staging(driver)
+        try:
+            catalog.register_table(name, staged.table_id)
+        except CatalogError as e:
+            why = f"{limit}; names {shown(first)} and {shown(second)} differ only in their last character"
+            refused_name_changed_nothing(catalog, name, e, staged, why)
+            if limit.declared:
+                raise Violation(
+                    "CAT-LIMIT-DECLARED",
+                    f"{why}: {shown(name)} ({len(name)} characters, within the declared limit) was refused"
+                    f" ({type(e).__name__}); a declared limit must be honoured up to itself",
+                ) from e
+            raise PremiseBroken(f"{why}: {shown(name)} was refused at a length the catalog accepted before") from e
+        named[name] = staged
+    for name, staged in named.items():
+        own_table(catalog, name, staged)
+    if limit.past is None:
+        return
+    longer = sized_name(key, limit.past, "c")
+    staged = staging(driver)
+    try:
+        catalog.register_table(longer, staged.table_id)
+    except Exception as e:  # judged: a clean refusal that changed nothing
+        refused_name_changed_nothing(catalog, longer, e, staged, f"{limit}; one past it")
+    else:
+        own_table(catalog, longer, staged)
+        if limit.declared:
+            raise Violation(
+                "CAT-LIMIT-DECLARED",
+                f"{limit}, yet a name of {limit.past} characters was accepted: the declared limit is not the"
+                " catalog's (it must refuse one past it)",
+            )
+    for name, staged in named.items():  # the names at the limit are untouched by the longer one
+        own_table(catalog, name, staged)
+
+
+# Names of several scripts and shapes. A catalog may refuse any of them (its naming rules are its
+# own), cleanly; a name it accepts must resolve to its own table, and two it accepts must not meet.
+SINGLE_NAMES = ("café", "表格数据", "tbl🧊", "ünïcödé.dotted", "with space")
+# Pairs a catalog may take for one name (case folded, Unicode normalised: it then refuses the second as
+# taken) or for two (then each resolves to its own table), never both at once.
+LOOKALIKES = (("Caps", "caps"), ("caf\u00e9_nfc", "cafe\u0301_nfc"))
+
+
+@pytest.mark.req("CAT-RESOLVE-LOCATION", "CAT-LIMIT-CLEAN-REFUSAL")
+def test_names_of_any_script_resolve_to_their_own_tables(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    key = name_key(table_name)
+    named: dict[str, StagingTable] = {}
+    for tail in SINGLE_NAMES:
+        name, staged = f"{key}_{tail}", staging(driver)
+        try:
+            catalog.register_table(name, staged.table_id)
+        except Exception as e:  # judged: a clean refusal that changed nothing
+            refused_name_changed_nothing(catalog, name, e, staged, "a name the catalog does not accept")
+        else:
+            named[name] = staged
+    for one, other in LOOKALIKES:
+        first, second = f"{key}_{one}", f"{key}_{other}"
+        staged = staging(driver)
+        try:
+            catalog.register_table(first, staged.table_id)
+        except Exception as e:  # judged: a clean refusal that changed nothing
+            refused_name_changed_nothing(catalog, first, e, staged, "a name the catalog does not accept")
+            continue
+        named[first] = staged
+        again = staging(driver)
+        try:
+            catalog.register_table(second, again.table_id)
+        except Exception as e:  # taken for the same name as the first: allowed, if it changed nothing
+            if not isinstance(e, CLEAN_REFUSALS):
+                raise Violation(
+                    "CAT-LIMIT-CLEAN-REFUSAL",
+                    f"registering {second!r} after {first!r} failed with {type(e).__name__}, not a refusal",
+                ) from e
+        else:
+            named[second] = again
+    # Judged after every name is in: a catalog that folds names when it resolves them, but not when it
+    # registers them, sends one of a pair to the other's table.
+    for name, staged in named.items():
+        own_table(catalog, name, staged)
+
+
+@pytest.mark.req("CAT-RETAIN-UNPUBLISHED", "CAT-LIMIT-CLEAN-REFUSAL", "CAT-LIMIT-DECLARED")
+def test_inline_commits_at_and_one_past_the_size_limit(
+    lakecert: RunContext, catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, transcript: Transcript
+) -> None:
+    """RFC "Commit Protocol" (option 2): the catalog stores an inline commit's content and serves it
+    until published. The largest one it accepts comes back byte for byte; one byte more is refused."""
+    table = driver.new_table(table_name)
+    try:
+        catalog.commit(table.table_id, 1, inline_content=padded_commit(1024, 1), in_commit_timestamp=ict_of(1))
+    except NotSupported:
+        after = catalog.get_commits(table.table_id)
+        assert (after.latest_version, after.commits) == (0, []), "inline commit refused, yet the table changed"
+        not_applicable("the catalog does not host inline commits (verified: nothing changed)")
+    limit = inline_limit(declared_limits(lakecert.target).inline_bytes, driver, name_key(table_name))
+    transcript.notes["limit"] = str(limit)
+    with premise(f"building a commit of {limit.at} bytes"):
+        at, past = padded_commit(limit.at, 2), padded_commit(limit.at + 1, 3)
+    try:
+        catalog.commit(table.table_id, 2, inline_content=at, in_commit_timestamp=ict_of(2))
+    except CatalogError as e:
+        if limit.declared:
+            raise Violation(
+                "CAT-LIMIT-DECLARED",
+                f"{limit}, yet an inline commit of exactly {limit.at} bytes was refused ({type(e).__name__})",
+            ) from e
+        raise PremiseBroken(f"{limit}, yet an inline commit of {limit.at} bytes was refused on another table") from e
+    served = {c.version: c.inline_content for c in catalog.get_commits(table.table_id, 1).commits}
+    if served.get(2) != at:
+        got = served.get(2)
+        raise Violation(
+            "CAT-RETAIN-UNPUBLISHED",
+            f"{limit}: ratified inline v2 of {len(at)} bytes is served as"
+            f" {'nothing' if got is None else f'{len(got)} bytes'}, not byte for byte as ratified",
+        )
+    if limit.past is None:
+        return
+    try:
+        catalog.commit(table.table_id, 3, inline_content=past, in_commit_timestamp=ict_of(3))
+    except Exception as e:  # judged: a clean refusal that changed nothing
+        if not isinstance(e, CLEAN_REFUSALS):
+            raise Violation(
+                "CAT-LIMIT-CLEAN-REFUSAL",
+                f"{limit}: an inline commit of {len(past)} bytes failed with {type(e).__name__}, not a refusal",
+            ) from e
+        after = catalog.get_commits(table.table_id, 1)
+        if after.latest_version != 2 or any(c.version == 3 for c in after.commits):
+            raise Violation(
+                "CAT-LIMIT-CLEAN-REFUSAL",
+                f"{limit}: the inline commit of {len(past)} bytes was refused ({type(e).__name__}), yet the"
+                f" latest version is now {after.latest_version}: a refused proposal must change nothing",
+            ) from e
+        return
+    served = {c.version: c.inline_content for c in catalog.get_commits(table.table_id, 1).commits}
+    if served.get(3) != past:
+        got = served.get(3)
+        raise Violation(
+            "CAT-RETAIN-UNPUBLISHED",
+            f"{limit}: inline v3 of {len(past)} bytes, one past the limit, was accepted and is served as"
+            f" {'nothing' if got is None else f'{len(got)} bytes'}: cut instead of refused",
+        )
+    if limit.declared:
+        raise Violation(
+            "CAT-LIMIT-DECLARED",
+            f"{limit}, yet an inline commit of {len(past)} bytes was accepted: the declared limit is not the catalog's",
+        )
+
+
+@pytest.mark.req("CAT-RETAIN-UNPUBLISHED", "CAT-LIST-CONTIGUOUS", "CAT-LIMIT-CLEAN-REFUSAL", "CAT-LIMIT-DECLARED")
+def test_unpublished_commits_up_to_the_cap_and_one_past(
+    lakecert: RunContext, catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, transcript: Transcript
+) -> None:
+    """RFC "Commit Protocol": the catalog stores every ratified commit until it is published. At its
+    cap on unpublished commits every one of them is listed (past a listing page, too); the next
+    proposal is refused, and no older commit is dropped to make room for it."""
+    declared = declared_limits(lakecert.target)
+    ceiling = UNPUBLISHED_CEILING[lakecert.config.settings.delta.budget]
+    goal = declared.unpublished if declared.unpublished is not None else ceiling
+    pages = f"; listing pages of {declared.page_size}" if declared.page_size is not None else ""
+    table = driver.new_table(table_name)
+    staged: dict[int, str] = {}
+    refusal: BaseException | None = None
+    for version in range(1, goal + 1):
+        uri, refusal = propose(driver, table, version)
+        if refusal is not None:
+            break
+        staged[version] = uri
+    cap = len(staged)
+    says = declared.unpublished is not None
+    limit = Limit("unpublished commits", goal if says or refusal is None else cap, says, says or refusal is not None)
+    transcript.notes["limit"] = str(limit) + pages
+    if cap == 0:
+        raise PremiseBroken(f"the catalog refused v1 of a new table ({type(refusal).__name__})")
+    why = f"{limit}{pages}; v1-v{cap} ratified, none published"
+    listed_unchanged(catalog, table, staged, why)
+    if refusal is not None and limit.declared:
+        raise Violation(
+            "CAT-LIMIT-DECLARED",
+            f"{why}: v{cap + 1} was refused ({type(refusal).__name__}) with only {cap} unpublished commits,"
+            f" below the declared cap of {declared.unpublished}",
+        )
+    if refusal is None and limit.past is not None:
+        uri, refusal = propose(driver, table, cap + 1)
+        if refusal is None:
+            listed_unchanged(catalog, table, {**staged, cap + 1: uri}, f"{why}; v{cap + 1} accepted past the cap")
+            raise Violation(
+                "CAT-LIMIT-DECLARED",
+                f"{why}: v{cap + 1} was ratified past the declared cap: the declared limit is not the catalog's",
+            )
+    if refusal is None:
+        return  # no cap found up to lakecert's ceiling, and every commit listed
+    if not isinstance(refusal, CLEAN_REFUSALS):
+        raise Violation(
+            "CAT-LIMIT-CLEAN-REFUSAL",
+            f"{why}: proposing v{cap + 1} failed with {type(refusal).__name__}, not a refusal",
+        ) from refusal
+    after = catalog.get_commits(table.table_id)
+    if after.latest_version != cap or any(c.version == cap + 1 for c in after.commits):
+        raise Violation(
+            "CAT-LIMIT-CLEAN-REFUSAL",
+            f"{why}: v{cap + 1} was refused ({type(refusal).__name__}), yet the latest version is now"
+            f" {after.latest_version}: a refused proposal must change nothing",
+        )
+    listed_unchanged(catalog, table, staged, f"{why}; v{cap + 1} refused")

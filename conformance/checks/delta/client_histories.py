@@ -1,0 +1,539 @@
+"""Directed histories of the client under test, compared with the RFC model after every step.
+
+Shared by ``writer/test_histories.py`` (maintenance under every policy, publication lag and order,
+what ``_delta_log`` holds) and ``reader/test_histories.py`` (reads of readable versions and by
+timestamp, staged files that were never ratified). Two tables, three clients under test each with
+its own identity (``client_factory``), concurrent appends to one table and to two tables, deletes
+that keep few rows alive (so that reads stay cheap on long histories), publication that lags,
+checkpoints, log compaction and metadata cleanup under the policies the reference catalog is given
+(``ref_admin``).
+
+A finding is charged to the rule it breaks when the check judges that rule; anything else it sees
+(a writer fault in the reader check, a reader fault in the writer check) is a broken premise, left
+to the checks of that rule.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+from conformance.checks.delta.builders import premise
+from conformance.checks.delta.evidence import speaks_only_uc_api
+from conformance.contract.delta import (
+    CatalogError,
+    CommitConflict,
+    MaintenancePolicy,
+    NotSupported,
+    Storage,
+    TableInfo,
+)
+from conformance.model.catalog_managed import MAINTENANCE_OPS, LogEntry, TableModel, judge_log
+from conformance.observe.recording import RecordingCatalog, RecordingClient, TargetRaised
+from conformance.observe.transcript import Event, Transcript
+from conformance.report.outcomes import PremiseBroken
+from conformance.schedules.generated import HistoryLog
+from conformance.schedules.race import race
+from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.delta import actions as A
+from reference_impl.delta.actions import InvalidCommitError
+from reference_impl.delta.data_files import read_data_file, write_data_file
+from reference_impl.delta.log_paths import parse_log_name, staged_dir
+
+KEEP_ROWS = 6  # rows kept alive: older ones are deleted, so a read opens few data files
+# The policy dimensions a client is driven through; checksum and vacuum stay allowed (the contract
+# has no call for them).
+POLICY_OPS = ("checkpoint", "log_compaction", "metadata_cleanup")
+ALL_POLICIES = [
+    frozenset(op for op, on in zip(POLICY_OPS, bits, strict=True) if on)
+    for bits in itertools.product((True, False), repeat=len(POLICY_OPS))
+]
+GHOST_VALUE = "never-ratified"  # rows of staged files the suite leaves beside ratified ones
+# Staged files of the suite sort before any a client names with a random UUID.
+GHOST_UUIDS = ("00000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000001")
+
+
+@dataclass
+class Table:
+    name: str
+    info: TableInfo
+    model: TableModel = field(default_factory=TableModel)
+    staged: dict[int, str] = field(default_factory=dict)  # version -> ratified staged file name
+    next_id: int = 1
+
+
+@dataclass
+class StepEvents:
+    """What the clients under test did to storage and the catalog during one step."""
+
+    puts: list[Event] = field(default_factory=list)
+    deletes: list[Event] = field(default_factory=list)
+    commits: list[Event] = field(default_factory=list)
+
+
+class ClientHistory:
+    def __init__(
+        self,
+        clients: Sequence[RecordingClient],
+        ref_admin: ReferenceCatalog,
+        suite: RecordingCatalog,
+        storage: Storage,
+        transcript: Transcript,
+        log: HistoryLog,
+        rng: random.Random,
+        rules: frozenset[str],
+    ) -> None:
+        self.clients, self.ref_admin, self.suite, self.storage = clients, ref_admin, suite, storage
+        self.log, self.rng, self.rules = log, rng, rules
+        self.transcript = transcript
+        self.tables: list[Table] = []
+        self.events = StepEvents()
+        transcript.listeners.append(self._listen)
+        self._boundary = itertools.count()
+
+    def _listen(self, e: Event) -> None:
+        if not e.ok:
+            return
+        if e.actor == "storage" and e.op == "put":
+            self.events.puts.append(e)
+        elif e.actor == "storage" and e.op == "delete":
+            self.events.deletes.append(e)
+        elif e.actor == "catalog" and e.op == "commit":
+            self.events.commits.append(e)
+
+    def _step(self) -> StepEvents:
+        self.events = StepEvents()
+        return self.events
+
+    def charge(self, rule: str, observed: str, allowed: str) -> Exception:
+        """A finding: the rule's violation when this check judges it, else a premise of this check."""
+        if rule in self.rules:
+            return self.log.violation(rule, observed, allowed)
+        return PremiseBroken(f"{observed} ({rule}, judged by that rule's checks)")
+
+    def client(self) -> tuple[int, RecordingClient]:
+        c = self.rng.randrange(len(self.clients))
+        return c, self.clients[c]
+
+    # ------------------------------------------------------------------ writes
+
+    def create(self, name: str) -> Table:
+        with premise(f"the client under test creating {name}"):
+            self.clients[0].create_table(name)
+            info = self.ref_admin.resolve(name)
+        table = Table(name, info)
+        self.tables.append(table)
+        self.log.step(f"client 0: create {name}")
+        return table
+
+    def _learn_commits(self, t: Table, events: StepEvents) -> list[int]:
+        """The versions the catalog ratified for ``t`` in this step, each with its in-commit timestamp
+        and staged file as the model needs them."""
+        versions = []
+        for e in sorted(events.commits, key=lambda e: e.args["version"]):
+            if e.args["table_id"] != t.info.table_id:
+                continue
+            v: int = e.args["version"]
+            content = e.args["inline_content"]
+            with premise(f"reading the ratified commit of v{v}"):
+                if content is None:
+                    content = self.storage.get(e.args["staged_uri"])
+                    t.staged[v] = e.args["staged_uri"].rsplit("/", 1)[-1]
+                try:
+                    ict = A.in_commit_timestamp(A.decode_commit(content))
+                except InvalidCommitError as err:
+                    raise PremiseBroken(f"v{v} is no valid commit (WRT-STAGED-FORMAT): {err}") from err
+            if ict is not None:
+                previous = t.model.icts.get(v - 1)
+                if previous is not None and ict <= previous:
+                    raise PremiseBroken(f"v{v}'s in-commit timestamp {ict} is not after v{v - 1}'s (WRT-ICT-MONOTONIC)")
+                t.model.icts[v] = ict
+            versions.append(v)
+        return versions
+
+    def _landed(self, t: Table, got: int, events: StepEvents, what: str) -> None:
+        learned = self._learn_commits(t, events)
+        if learned != [t.model.latest]:
+            raise PremiseBroken(f"{what}: the catalog ratified {learned} for {t.name}; expected v{t.model.latest}")
+        if got != t.model.latest:
+            raise PremiseBroken(f"{what}: the client reported v{got}, the catalog ratified v{t.model.latest}")
+
+    def append(self, t: Table) -> None:
+        c, client = self.client()
+        rows = {t.next_id: f"c{c}"}
+        t.next_id += 1
+        events = self._step()
+        with premise(f"client {c} appending to {t.name}"):
+            got = client.append(t.name, [{"id": i, "value": v} for i, v in rows.items()])
+        t.model.append(rows)
+        self._landed(t, got, events, f"client {c}: append")
+        self.log.step(f"client {c}: append id {min(rows)} to {t.name} -> v{got}")
+
+    def delete_old(self, t: Table) -> None:
+        alive = sorted(t.model.versions[-1])
+        if len(alive) <= KEEP_ROWS:
+            return
+        gone = alive[: len(alive) - KEEP_ROWS]
+        c, client = self.client()
+        events = self._step()
+        with premise(f"client {c} deleting from {t.name}"):
+            got = client.delete(t.name, gone)
+        t.model.delete(set(gone))
+        self._landed(t, got, events, f"client {c}: delete")
+        self.log.step(f"client {c}: delete ids {gone} from {t.name} -> v{got}")
+
+    def concurrent_appends(self, targets: list[Table], seed: int) -> None:
+        """Two clients append at once (to one table or to two): both land, at distinct versions; a
+        client that gives up after a conflict instead of rebasing (allowed) lands nothing."""
+        events = self._step()
+        calls: list[Callable[[], object]] = []
+        for i, t in enumerate(targets):
+            calls.append(
+                partial(self.clients[i + 1].append, t.name, [{"id": t.next_id + i * 1_000_000, "value": f"c{i + 1}"}])
+            )
+        outcomes = race(calls, seed=seed, transcript=self.log.transcript)
+        for o in outcomes:
+            if not o.ok and not isinstance(o.error, CommitConflict):  # the recorder passes a conflict on as is
+                raise PremiseBroken(f"a concurrent append failed: {type(o.error).__name__}: {o.error}")
+        names = sorted({t.name for t in targets})
+        for t in {t.name: t for t in targets}.values():
+            mine = [(i, o) for i, (tt, o) in enumerate(zip(targets, outcomes, strict=True)) if tt is t and o.ok]
+            for i, o in sorted(mine, key=lambda p: int(p[1].result)):  # type: ignore[call-overload]
+                t.model.append({t.next_id + i * 1_000_000: f"c{i + 1}"})
+                if int(o.result) != t.model.latest:  # type: ignore[call-overload]
+                    raise PremiseBroken(f"a concurrent append reported v{o.result}, expected v{t.model.latest}")
+            learned = self._learn_commits(t, events)
+            if learned != list(range(t.model.latest - len(mine) + 1, t.model.latest + 1)):
+                raise PremiseBroken(f"concurrent appends to {t.name}: the catalog ratified {learned}")
+        for t in targets:
+            t.next_id += 1
+        self.log.step(
+            f"clients {list(range(1, len(targets) + 1))} append at once to {names} -> "
+            + ", ".join("ok" if o.ok else "gave up after a conflict" for o in outcomes)
+        )
+
+    # ------------------------------------------------------------------ publication
+
+    def publish(self, t: Table) -> None:
+        c, client = self.client()
+        events = self._step()
+        before = t.model.published
+        with premise(f"client {c} publishing {t.name}"):
+            client.publish(t.name)
+        order = [f.version for f in (parse_log_name(e.args["uri"]) for e in events.puts) if f and f.kind == "delta"]
+        expected = list(range(before + 1, t.model.latest + 1))
+        self.log.step(f"client {c}: publish {t.name} ({t.model.latest - before} unpublished) -> order {order}")
+        # The order is judged where the rule is (a reader check reads the result, whatever the order).
+        if "WRT-PUBLISH-ORDER" in self.rules and order and order != sorted(order):
+            raise self.charge(
+                "WRT-PUBLISH-ORDER",
+                f"{t.name}: v{before + 1}-v{t.model.latest} published in the order {order}",
+                "v-1 published before v, every time",
+            )
+        published = self._published_upto(t)
+        if "WRT-PUBLISH-ORDER" in self.rules and order and published < max(order):
+            raise self.charge(
+                "WRT-PUBLISH-ORDER",
+                f"{t.name}: published {order}, yet v{published + 1} is missing",
+                f"in order: {expected}",
+            )
+        t.model.publish(published)
+
+    def _published_upto(self, t: Table) -> int:
+        delta = {e.version for e in self._log_entries(t) if e.kind == "delta"}
+        v = t.model.published
+        while v + 1 in delta and v + 1 <= t.model.latest:
+            v += 1
+        return v
+
+    def _log_entries(self, t: Table) -> list[LogEntry]:
+        entries = []
+        for info in self.storage.list(f"{t.info.location}/_delta_log/"):
+            f = parse_log_name(info.uri)
+            if f is not None:
+                entries.append(LogEntry(f.kind, f.version, f.end_version, info.uri.rsplit("/", 1)[-1]))
+        return entries
+
+    # ------------------------------------------------------------------ maintenance
+
+    def set_policy(self, t: Table, allowed: frozenset[str]) -> None:
+        policy = frozenset(allowed | (MAINTENANCE_OPS - set(POLICY_OPS)))
+        self.ref_admin.set_maintenance_policy(t.info.table_id, MaintenancePolicy(allowed=policy))
+        t.model.policy = policy
+        self.log.step(f"catalog policy of {t.name}: allows {sorted(allowed) or 'none'} of {list(POLICY_OPS)}")
+
+    def forbidden(self, t: Table, op: str) -> bool:
+        """The table's policy forbids ``op`` and the policy can have reached the client: a client that
+        speaks only UC's API never saw it (as in ``writer/test_maintenance.py``)."""
+        return not t.model.allows(op) and not speaks_only_uc_api(self.transcript)
+
+    def _written(self, events: StepEvents, kind: str) -> list[tuple[int, int | None]]:
+        out = []
+        for e in events.puts:
+            f = parse_log_name(e.args["uri"])
+            if f is not None and f.kind == kind:
+                out.append((f.version, f.end_version))
+        return out
+
+    def checkpoint(self, t: Table) -> None:
+        c, client = self.client()
+        events = self._step()
+        with premise(f"client {c} checkpointing {t.name}"):
+            client.checkpoint(t.name)
+        written = self._written(events, "checkpoint")
+        self.log.step(f"client {c}: checkpoint {t.name} -> {[v for v, _ in written]}")
+        if written and self.forbidden(t, "checkpoint"):
+            raise self.charge(
+                "WRT-MAINTENANCE-POLICY",
+                f"{t.name}: checkpoint of v{written[0][0]} written, the policy forbids checkpoints",
+                "no checkpoint",
+            )
+        # A client may publish as part of its checkpoint step (Kernel does): a version whose published
+        # file it wrote earlier in the step counts as published (the rule is about order, RFC
+        # "Maintenance Operations"), and the model learns of it.
+        seqs = {f.version: e.seq for e in events.puts if (f := parse_log_name(e.args["uri"])) and f.kind == "delta"}
+        checkpoint_seq = {
+            f.version: e.seq for e in events.puts if (f := parse_log_name(e.args["uri"])) and f.kind == "checkpoint"
+        }
+        for v, _ in written:
+            if v in seqs and seqs[v] < checkpoint_seq.get(v, -1) and v > t.model.published:
+                t.model.publish(v)
+            if not 0 <= v <= t.model.published:  # the policy is judged above (WRT-MAINTENANCE-POLICY)
+                raise self.charge(
+                    "WRT-CHECKPOINT-PUBLISHED",
+                    f"{t.name}: checkpoint of v{v} written while v{t.model.published} was the newest published",
+                    f"a checkpoint of v{t.model.published} or older",
+                )
+            t.model.checkpoint(v)
+
+    def compact(self, t: Table) -> None:
+        c, client = self.client()
+        end = t.model.latest
+        start = max(1, end - 3)
+        events = self._step()
+        try:
+            client.compact_log(t.name, start, end)
+        except NotSupported:
+            pass  # an optional capability: what it wrote anyway is judged below
+        except (TargetRaised, CatalogError) as e:
+            raise PremiseBroken(f"client {c} compacting {t.name}: {type(e).__name__}: {e}") from e
+        written = self._written(events, "compaction")
+        self.log.step(f"client {c}: compact_log({start}, {end}) of {t.name} -> {written}")
+        if written and self.forbidden(t, "log_compaction"):
+            raise self.charge(
+                "WRT-MAINTENANCE-POLICY",
+                f"{t.name}: log compaction {written[0]} written, the policy forbids it",
+                "none",
+            )
+        for lo, hi in written:
+            if not 0 <= lo <= (hi if hi is not None else lo) <= t.model.published:  # the policy: above
+                raise self.charge(
+                    "WRT-COMPACTION-PUBLISHED",
+                    f"{t.name}: compaction of v{lo}-v{hi} with v{t.model.published} the newest published",
+                    "published versions only",
+                )
+
+    def cleanup(self, t: Table, cutoff: int) -> None:
+        c, client = self.client()
+        events = self._step()
+        try:
+            client.cleanup(t.name, cutoff)
+        except NotSupported:
+            pass  # an optional capability: what it deleted anyway is judged below
+        except (TargetRaised, CatalogError) as e:
+            raise PremiseBroken(f"client {c} cleaning up {t.name}: {type(e).__name__}: {e}") from e
+        mine = f"{t.info.location}/_delta_log/"
+        deleted = [e.args["uri"] for e in events.deletes if e.args["uri"].startswith(mine)]
+        self.log.step(f"client {c}: cleanup {t.name} cut-off v{cutoff} -> {len(deleted)} files deleted")
+        if deleted and self.forbidden(t, "metadata_cleanup"):
+            names = [u.rsplit("/", 1)[-1] for u in deleted[:3]]
+            raise self.charge(
+                "WRT-MAINTENANCE-POLICY",
+                f"{t.name}: metadata cleanup deleted {len(deleted)} files ({names}...) though the policy forbids it",
+                "no deletion",
+            )
+        if deleted and t.model.cutoff_checkpoint(cutoff) is None:
+            raise self.charge(
+                "WRT-CLEANUP-NEEDS-CHECKPOINT",
+                f"{t.name}: cleanup deleted files without a checkpoint",
+                "nothing deleted",
+            )
+        t.model.cleanup(cutoff)
+        self.judge_log(t)
+
+    def judge_log(self, t: Table) -> None:
+        faults = judge_log(t.model, self._log_entries(t), t.staged)
+        rules = {
+            "above-latest": "WRT-NO-FILESYSTEM-COMMIT",
+            "lost-published": "WRT-CLEANUP-KEEPS",
+            "lost-staged": "WRT-CLEANUP-STAGED-ABOVE",
+            "unpublished-maintenance": "WRT-CHECKPOINT-PUBLISHED",
+        }
+        if faults:
+            raise self.charge(rules[faults[0].kind], f"{t.name}: {faults[0].detail}", "what the RFC keeps")
+
+    # ------------------------------------------------------------------ staged files never ratified
+
+    def leave_unratified(self, t: Table) -> None:
+        """Beside the ratified staged file of the latest version, two staged files for the same version
+        that sort before it: one abandoned (never proposed), one rejected (proposed by the suite and
+        refused with a conflict). Each adds a row no ratified commit has."""
+        v = t.model.latest
+        ratified = t.staged.get(v)
+        if ratified is None or ratified <= f"{v:020d}.{GHOST_UUIDS[-1]}.json" or v <= t.model.published:
+            return  # an inline commit, or published: no staged file of the catalog's to confuse
+        for i, uid in enumerate(GHOST_UUIDS):
+            with premise("writing a staged file that is never ratified"):
+                add = write_data_file(
+                    self.storage, t.info.location, [{"id": -(1000 * v + i), "value": GHOST_VALUE}], modification_time=0
+                )
+                info = A.commit_info_action(t.model.icts.get(v, 0), uid, "WRITE")
+                uri = f"{staged_dir(t.info.location)}/{v:020d}.{uid}.json"
+                self.storage.put(uri, A.encode_commit([info, add]))
+            if i == 1:
+                try:
+                    self.suite.commit(t.info.table_id, v, staged_uri=uri, in_commit_timestamp=t.model.icts.get(v))
+                except CommitConflict:
+                    pass
+                else:
+                    raise PremiseBroken(f"the reference catalog ratified v{v} twice")
+        self.log.step(f"suite: an abandoned and a rejected staged file for v{v} of {t.name}, sorting before {ratified}")
+
+    # ------------------------------------------------------------------ reads
+
+    def read(self, t: Table, *, version: int | None = None, at: int | None = None) -> None:
+        """One read, judged against the model: by version, by timestamp (``at``: a version whose
+        in-commit timestamp is the time asked), or the latest."""
+        m = t.model
+        c, client = self.client()
+        ts = None if at is None else m.icts.get(at)
+        if at is not None and ts is None:
+            return
+        expected = m.latest if version is None and ts is None else version if ts is None else m.version_at(ts)
+        if expected is None:
+            return
+        how = (
+            "latest" if version is None and ts is None else f"v{version}" if ts is None else f"timestamp {ts} (v{at}'s)"
+        )
+        try:
+            got = client.read(t.name, version=version, timestamp_ms=ts)
+        except (TargetRaised, CatalogError, NotSupported, OSError) as e:  # what the recorder passes on as is
+            rule = self._read_rule(m, expected, ts)
+            raised = type(e.__cause__ if isinstance(e, TargetRaised) and e.__cause__ else e).__name__
+            raise self.charge(
+                rule,
+                f"client {c}: read of {t.name} at {how} raised {raised}",
+                f"v{expected} with {len(m.rows(expected))} rows (readable v{m.oldest_readable}-v{m.latest},"
+                f" published up to v{m.published})",
+            ) from e
+        want = m.rows(expected)
+        ghosts = [r for r in got.rows if r.get("value") == GHOST_VALUE]
+        if ghosts:
+            raise self.charge(
+                "RDR-IGNORE-UNRATIFIED",
+                f"client {c}: read of {t.name} at {how} returned rows {ghosts} of a staged file"
+                " the catalog never ratified",
+                f"v{expected}'s rows from the catalog's ratified commit only",
+            )
+        if got.version != expected:
+            rule = (
+                "RDR-TIME-TRAVEL-ICT"
+                if ts is not None
+                else "RDR-UNPUBLISHED"
+                if version is None
+                else "RDR-LIST-FALLBACK"
+            )
+            raise self.charge(
+                rule,
+                f"client {c}: read of {t.name} at {how} resolved v{got.version}",
+                f"v{expected} (in-commit timestamps: {self._icts_near(m, expected)})",
+            )
+        if got.rows != want:
+            if self._explained_by_unratified(t, expected, got.rows):
+                raise self.charge(
+                    "RDR-IGNORE-UNRATIFIED",
+                    f"client {c}: read of {t.name} at {how} returned {got.rows}: the rows of a staged file the"
+                    " catalog did not ratify (a rejected proposal of a race, or an abandoned attempt) in place of"
+                    " the ratified commit of its version",
+                    f"v{expected}'s rows {want}, from the catalog's ratified commits",
+                )
+            raise self.charge(
+                self._read_rule(m, expected, None),
+                f"client {c}: read of {t.name} at {how} returned {got.rows}",
+                f"v{expected}'s rows {want}",
+            )
+
+    def _unratified_files(self, t: Table, upto: int) -> list[tuple[int, list[dict[str, object]]]]:
+        """(version, rows it adds) of each staged file of a version above the published mark up to
+        ``upto`` that the catalog did not ratify (a rejected race proposal, an abandoned attempt)."""
+        found: list[tuple[int, list[dict[str, object]]]] = []
+        for e in self._log_entries(t):
+            if e.kind != "staged" or not t.model.published < e.version <= upto or t.staged.get(e.version) == e.name:
+                continue
+            rows: list[dict[str, object]] = []
+            try:
+                actions = A.decode_commit(self.storage.get(f"{staged_dir(t.info.location)}/{e.name}"))
+                for action in actions:
+                    if "add" in action:
+                        rows.extend(read_data_file(self.storage, t.info.location, action["add"]["path"]))
+            except (OSError, ValueError, InvalidCommitError):
+                continue  # a partial or unreadable file adds nothing a reader could return
+            found.append((e.version, rows))
+        return found
+
+    def _explained_by_unratified(self, t: Table, version: int, got: list[dict[str, object]]) -> bool:
+        """Whether the rows read at ``version`` are the model's with one version's ratified commit
+        replaced by a staged file the catalog did not ratify: what a reader that picks staged files
+        on its own returns. Only asked once a read differs."""
+        m = t.model
+        want = m.rows(version)
+        for u, file_rows in self._unratified_files(t, version):
+            added = [{"id": i, "value": v} for i, v in m.versions[u].items() if m.versions[u - 1].get(i) != v]
+            instead = [r for r in want if r not in added] + [r for r in file_rows if r not in want]
+            if sorted(instead, key=lambda r: int(str(r["id"]))) == got:
+                return True
+        return False
+
+    @staticmethod
+    def _read_rule(m: TableModel, version: int, ts: int | None) -> str:
+        if ts is not None:
+            return "RDR-TIME-TRAVEL-ICT"
+        return "RDR-UNPUBLISHED" if version > m.published else "RDR-LIST-FALLBACK"
+
+    @staticmethod
+    def _icts_near(m: TableModel, v: int) -> str:
+        return ", ".join(f"v{x}: {m.icts[x]}" for x in range(max(0, v - 1), min(m.latest, v + 1) + 1) if x in m.icts)
+
+    def read_boundaries(self, t: Table) -> None:
+        """After a step, one read: the latest, or one boundary version, by version and by timestamp in turn:
+        the oldest readable, the newest checkpoint and the one after it, the newest published and
+        the one after it, the latest (a read costs a client's whole log segment: one boundary a step
+        keeps long histories inside the default budget; every version is read by ``read_all``)."""
+        m = t.model
+        turn = next(self._boundary)
+        if turn % 2 == 0:
+            self.read(t)
+            return
+        turn //= 2
+        cp = max((c for c in m.checkpoints if c >= m.oldest_readable), default=m.oldest_readable)
+        choices = [m.oldest_readable, cp, cp + 1, m.published, m.published + 1, m.latest]
+        v = min(choices[(turn // 2) % len(choices)], m.latest)
+        if turn % 2:
+            self.read(t, at=v)
+        else:
+            self.read(t, version=v)
+
+    def read_all(self, t: Table, stride: int = 1) -> None:
+        """Every readable version by version, and by its in-commit timestamp every ``stride``-th one
+        and at each checkpoint and the version after it (a timestamp read walks the log back from
+        the latest: every one of them on a long table is the deep budget's)."""
+        readable = t.model.readable()
+        marks = {c for c in t.model.checkpoints} | {c + 1 for c in t.model.checkpoints} | {readable[0], readable[-1]}
+        for v in readable:
+            self.read(t, version=v)
+            if (v - readable[0]) % stride == 0 or v in marks:
+                self.read(t, at=v)
+        self.log.step(f"read every readable version of {t.name} (v{readable[0]}-v{readable[-1]})")

@@ -1,0 +1,90 @@
+"""The reader under test through a long directed history: reads after every step, by version and by
+in-commit timestamp, of the boundaries a fault needs (``checks/delta/client_histories``).
+
+Every history, whatever the seed, has on one table: several staged files for one version (an
+abandoned and a rejected one sorting before the ratified one) read while that version is unpublished,
+every 25 versions; a checkpoint and a metadata cleanup every 50 versions, each followed by reads of
+the checkpoint's version by version and by its timestamp; versions past 99; publication lag; two
+clients appending at once. At the end every readable version of both tables is read both ways.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import pytest
+
+from conformance.checks.delta.client_histories import ClientHistory
+from conformance.contract.delta import Storage
+from conformance.observe.recording import RecordingCatalog, RecordingClient
+from conformance.observe.transcript import Transcript
+from conformance.run_context import RunContext
+from conformance.schedules.generated import CLIENT_HISTORY_VERSIONS, HISTORY_ROUNDS, HistoryLog
+from reference_impl.catalog.catalog import ReferenceCatalog
+
+RULES = frozenset({"RDR-UNPUBLISHED", "RDR-LIST-FALLBACK", "RDR-IGNORE-UNRATIFIED", "RDR-TIME-TRAVEL-ICT"})
+UNRATIFIED_EVERY = 25
+CLEANUP_EVERY = 50
+TIMESTAMP_STRIDE = 5  # default budget: the final sweep reads every 5th version by timestamp (deep: all)
+
+
+def run_history(h: ClientHistory, name: str, rng: random.Random, versions: int, seed: int, stride: int) -> None:
+    main, other = h.create(f"{name}_0"), h.create(f"{name}_1")
+    next_unratified, next_cleanup = UNRATIFIED_EVERY, CLEANUP_EVERY
+    step = 0
+    while main.model.latest < versions:
+        step += 1
+        if main.model.latest >= next_unratified:
+            h.append(main)  # a fresh, unpublished version with staged files beside its ratified one
+            h.leave_unratified(main)
+            h.read(main)
+            h.read(main, version=main.model.latest)
+            next_unratified += UNRATIFIED_EVERY
+            continue
+        if main.model.latest >= next_cleanup:
+            h.publish(main)
+            h.checkpoint(main)
+            h.cleanup(main, main.model.latest - rng.randint(0, 3))
+            h.read(main, at=main.model.oldest_readable)
+            h.read(main, version=main.model.oldest_readable)
+            next_cleanup += CLEANUP_EVERY
+            continue
+        t = main if rng.random() < 0.7 else other
+        action = rng.choices(["append", "together", "publish", "checkpoint"], weights=[8, 1, 2, 1], k=1)[0]
+        if action == "publish" and t.model.latest - t.model.published > rng.randint(0, 12):
+            h.publish(t)
+        elif action == "checkpoint":
+            h.checkpoint(t)
+        elif action == "together":
+            h.concurrent_appends([t, t] if rng.random() < 0.5 else [main, other], seed + step)
+        else:
+            h.append(t)
+            h.delete_old(t)
+        h.read_boundaries(t)
+    h.read_all(main, stride)
+    h.read_all(other, stride)
+
+
+@pytest.mark.req(  # the same as RULES, spelled out: marks are read without importing the module
+    "RDR-IGNORE-UNRATIFIED", "RDR-LIST-FALLBACK", "RDR-TIME-TRAVEL-ICT", "RDR-UNPUBLISHED"
+)
+def test_long_histories_read_every_version_and_timestamp(
+    lakecert: RunContext,
+    client: RecordingClient,
+    client_factory: Callable[[], RecordingClient],
+    ref_admin: ReferenceCatalog,
+    suite_storage: Storage,
+    transcript: Transcript,
+    table_name: str,
+    seed: int,
+) -> None:
+    budget = lakecert.config.settings.delta.budget
+    clients = [client, client_factory(), client_factory()]
+    suite = RecordingCatalog(ref_admin, transcript, actor="suite")
+    for round_no in range(HISTORY_ROUNDS[budget]):
+        rng = random.Random(seed + round_no)
+        log = HistoryLog(transcript, seed + round_no, lakecert.config.seed)
+        h = ClientHistory(clients, ref_admin, suite, suite_storage, transcript, log, rng, RULES)
+        stride = 1 if budget == "deep" else TIMESTAMP_STRIDE
+        run_history(h, f"{table_name[:40]}_{round_no}", rng, CLIENT_HISTORY_VERSIONS[budget], seed + round_no, stride)

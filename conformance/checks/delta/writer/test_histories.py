@@ -1,0 +1,111 @@
+"""The writer under test through a long directed history: maintenance under every policy, publication
+lag past 16 commits, and what ``_delta_log`` holds after every step (``checks/delta/client_histories``).
+
+Every history, whatever the seed, runs checkpoint, log compaction and metadata cleanup under each of
+the eight combinations of the three policies (in an order the seed picks), publishes after more
+than 16 commits waited, crosses v99 -> v100 on one table, and has two clients append at once.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import pytest
+
+from conformance.checks.delta.client_histories import ALL_POLICIES, POLICY_OPS, ClientHistory, Table
+from conformance.contract.delta import Storage
+from conformance.observe.recording import RecordingCatalog, RecordingClient
+from conformance.observe.transcript import Transcript
+from conformance.run_context import RunContext
+from conformance.schedules.generated import CLIENT_HISTORY_VERSIONS, HISTORY_ROUNDS, HistoryLog
+from reference_impl.catalog.catalog import ReferenceCatalog
+
+RULES = frozenset(
+    {
+        "WRT-MAINTENANCE-POLICY",
+        "WRT-PUBLISH-ORDER",
+        "WRT-CHECKPOINT-PUBLISHED",
+        "WRT-COMPACTION-PUBLISHED",
+        "WRT-CLEANUP-NEEDS-CHECKPOINT",
+        "WRT-CLEANUP-KEEPS",
+        "WRT-CLEANUP-STAGED-ABOVE",
+        "WRT-NO-FILESYSTEM-COMMIT",
+    }
+)
+LAG_AT, LAG = 60, 20  # from v60 of the first table nothing is published until 20 commits wait
+MAINTENANCE_EVERY = 70  # a round of every policy combination at v70, v140, ... of the first table
+
+
+def maintenance_round(h: ClientHistory, t: Table, rng: random.Random) -> None:
+    """Each of the eight policy combinations, in the seed's order: a new published commit, then
+    checkpoint, log compaction and cleanup up to the latest; the policy is reset to allow all."""
+    for allowed in rng.sample(ALL_POLICIES, len(ALL_POLICIES)):
+        h.set_policy(t, allowed)
+        h.append(t)
+        h.publish(t)
+        h.checkpoint(t)
+        h.compact(t)
+        h.cleanup(t, t.model.latest)
+        h.judge_log(t)
+    h.set_policy(t, frozenset(POLICY_OPS))
+
+
+def run_history(h: ClientHistory, name: str, rng: random.Random, versions: int, seed: int) -> None:
+    main, other = h.create(f"{name}_0"), h.create(f"{name}_1")
+    next_round, lagged = MAINTENANCE_EVERY, False
+    step = 0
+    while main.model.latest < versions:
+        step += 1
+        if main.model.latest >= next_round:
+            maintenance_round(h, main, rng)
+            next_round += MAINTENANCE_EVERY
+            continue
+        t = main if rng.random() < 0.7 else other
+        lagging = t is main and main.model.latest >= LAG_AT and not lagged
+        if lagging and main.model.latest - main.model.published >= LAG:
+            h.publish(main)  # more than 16 waited: the batch a publisher may split
+            lagged = True
+            continue
+        action = rng.choices(["append", "together", "publish", "checkpoint"], weights=[8, 1, 2, 1], k=1)[0]
+        if action == "publish" and not lagging:
+            h.publish(t)
+        elif action == "checkpoint" and not lagging:
+            h.checkpoint(t)
+        elif action == "together":
+            h.concurrent_appends([t, t] if rng.random() < 0.5 else [main, other], seed + step)
+        else:
+            h.append(t)
+            h.delete_old(t)
+        h.judge_log(t)
+    h.publish(main)
+
+
+@pytest.mark.req(  # the same as RULES, spelled out: marks are read without importing the module
+    "WRT-CHECKPOINT-PUBLISHED",
+    "WRT-CLEANUP-KEEPS",
+    "WRT-CLEANUP-NEEDS-CHECKPOINT",
+    "WRT-CLEANUP-STAGED-ABOVE",
+    "WRT-COMPACTION-PUBLISHED",
+    "WRT-MAINTENANCE-POLICY",
+    "WRT-NO-FILESYSTEM-COMMIT",
+    "WRT-PUBLISH-ORDER",
+)
+def test_long_histories_of_maintenance_and_publication_match_the_model(
+    lakecert: RunContext,
+    client: RecordingClient,
+    client_factory: Callable[[], RecordingClient],
+    ref_admin: ReferenceCatalog,
+    suite_storage: Storage,
+    transcript: Transcript,
+    table_name: str,
+    seed: int,
+) -> None:
+    budget = lakecert.config.settings.delta.budget
+    clients = [client, client_factory(), client_factory()]
+    suite = RecordingCatalog(ref_admin, transcript, actor="suite")
+    for round_no in range(HISTORY_ROUNDS[budget]):
+        rng = random.Random(seed + round_no)
+        log = HistoryLog(transcript, seed + round_no, lakecert.config.seed)
+        h = ClientHistory(clients, ref_admin, suite, suite_storage, transcript, log, rng, RULES)
+        run_history(h, f"{table_name[:40]}_{round_no}", rng, CLIENT_HISTORY_VERSIONS[budget], seed + round_no)

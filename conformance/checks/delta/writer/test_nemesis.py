@@ -1,0 +1,425 @@
+"""The nemesis against a writer: lost answers, duplicate deliveries, a restarting catalog, crashes and
+skewed clocks (docs/certify.md "The nemesis: restarts, lost answers, crashes, clocks").
+
+The client under test is bound to a ``NemesisCatalog`` around the recording reference catalog, which
+loses an answer, delivers a proposal twice, restarts the catalog or crashes the client at the call a
+check arms it for. The RFC makes the catalog "the source of truth around which staged commits are
+ratified" ("Terminology: Commits"): a writer that did not hear back must ask it. Its change must then
+be in the table exactly once (MUST), and it should report the true outcome rather than raise (SHOULD).
+A client that never calls the catalog object it was handed (an engine talking HTTP to a served
+catalog) cannot be reached by the nemesis: those checks are NOT_APPLICABLE, never PASS."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from itertools import count
+
+import pytest
+
+from conformance.checks.delta.builders import premise, when
+from conformance.checks.delta.evidence import Attempt, attempt, ratified_content
+from conformance.checks.delta.writer.conftest import DAY_MS
+from conformance.contract.delta import Catalog, NotSupported, Storage, TableInfo
+from conformance.nemesis import NemesisCatalog, in_time_zone
+from conformance.nemesis.clock import FAR_EAST, FAR_WEST
+from conformance.observe.recording import RecordingCatalog, RecordingClient
+from conformance.observe.transcript import Transcript
+from conformance.report.outcomes import PremiseBroken, Violation, not_applicable
+from conformance.run_context import RunContext
+from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.delta.actions import commit_info, decode_commit
+from reference_impl.delta.client import ReferenceClient, wall_clock_ms
+from reference_impl.delta.log_paths import delta_uri
+
+ONCE = "WRT-LOST-ANSWER-ONCE"
+OUTCOME = "WRT-LOST-ANSWER-OUTCOME"
+RESTART = "WRT-CATALOG-RESTART"
+CRASH = "WRT-CRASH-RECOVERY"
+A, B, C = {"id": 1, "value": "a"}, {"id": 2, "value": "b"}, {"id": 3, "value": "c"}
+FAR_AHEAD_MS = 400 * DAY_MS  # a peer whose clock is more than a year ahead
+
+
+Bind = Callable[[Catalog], RecordingClient]
+
+
+@pytest.fixture
+def bind(lakecert: RunContext, storage: Storage, transcript: Transcript, request: pytest.FixtureRequest) -> Bind:
+    """Builds clients under test bound to the given catalog (as ``client_factory`` binds them to the
+    recording reference), each with a seed of its own."""
+    made = count()
+
+    def build(catalog: Catalog) -> RecordingClient:
+        seed = lakecert.derived_seed(f"{request.node.nodeid}#nemesis{next(made)}")
+        env = replace(lakecert.env, storage=storage, seed=seed)
+        return RecordingClient(
+            lakecert.build_client(catalog, env), transcript, call_s=lakecert.config.settings.deadlines.call_s
+        )
+
+    return build
+
+
+@pytest.fixture
+def nemesis(ref_catalog: RecordingCatalog, transcript: Transcript) -> NemesisCatalog:
+    wrapped = NemesisCatalog(ref_catalog)
+    transcript.notes["nemesis"] = wrapped.fired  # what it did, for the reproducer
+    return wrapped
+
+
+def _start(client: RecordingClient, nemesis: NemesisCatalog, name: str, *rows: dict[str, object]) -> None:
+    """The writer creates the table and appends ``rows`` (one commit each) through the nemesis, unarmed."""
+    with premise("the writer under test creating a table and appending to it"):
+        client.create_table(name)
+        for row in rows:
+            client.append(name, [row])
+    if nemesis.calls == 0:
+        not_applicable(
+            "the client made no call through the Catalog object lakecert handed it (it reaches its catalog"
+            " another way, e.g. over HTTP), so the nemesis cannot stand between them"
+        )
+
+
+def _no_lost_version(rule: str, admin: Catalog, storage: Storage, info: TableInfo, what: str) -> int:
+    """Every version up to the latest is held by the catalog or published; returns the latest."""
+    resp = admin.get_commits(info.table_id)
+    stored = {c.version for c in resp.commits}
+    for version in range(1, resp.latest_version + 1):
+        if version not in stored and not storage.exists(delta_uri(info.location, version)):
+            raise Violation(
+                rule,
+                f"{what}: v{version} is lost: the catalog no longer stores it (latest v{resp.latest_version})"
+                " and _delta_log has no file for it",
+            )
+    return resp.latest_version
+
+
+def _times(rows: list[dict[str, object]], row: dict[str, object]) -> int:
+    return sum(1 for r in rows if r == row)
+
+
+def _judge_change(
+    rule: str,
+    outcome: Attempt[int],
+    reader: ReferenceClient,
+    admin: Catalog,
+    storage: Storage,
+    name: str,
+    what: str,
+) -> int:
+    """The append of row ``B`` (on a table at v1) is one commit, and its row is in the table once if the
+    append reported a version (and that version holds it), never twice; returns how many times it is there."""
+    info = admin.resolve(name)
+    latest = _no_lost_version(rule, admin, storage, info, what)
+    if latest > 2:
+        raise Violation(
+            rule,
+            f"{what}: the catalog now holds v2-v{latest} for one append of one row: the writer committed its"
+            " change again instead of finding out from the catalog that v2 was its own",
+        )
+    rows = reader.read(name).rows
+    seen = _times(rows, B)
+    if seen > 1:
+        raise Violation(rule, f"{what}: the appended row is in the table {seen} times; the change must land once")
+    if outcome.error is None:
+        version = outcome.value
+        if seen == 0:
+            raise Violation(rule, f"{what}: the append reported v{version}, yet its row is not in the table")
+        assert isinstance(version, int)
+        holds = _times(reader.read(name, version=version).rows, B) == 1
+        before = version > 0 and _times(reader.read(name, version=version - 1).rows, B) == 1
+        if not holds or before:
+            raise Violation(rule, f"{what}: the append reported v{version}, but its row is not added by v{version}")
+    return seen
+
+
+def _keeps_working(
+    rule: str, client: RecordingClient, reader: ReferenceClient, admin: Catalog, name: str, what: str
+) -> None:
+    """The next append of the same writer lands at the catalog's next version, once."""
+    latest = admin.get_commits(admin.resolve(name).table_id).latest_version
+    after = attempt(lambda: client.append(name, [C]))
+    if after.error is not None:
+        raise Violation(rule, f"{what}: the writer's next append failed: {type(after.error).__name__}: {after.error}")
+    if after.value != latest + 1 or _times(reader.read(name).rows, C) != 1:
+        raise Violation(
+            rule, f"{what}: the writer's next append reported v{after.value}; the catalog was at v{latest} before it"
+        )
+
+
+def _report_outcome(outcome: Attempt[int], seen: int, what: str) -> None:
+    """SHOULD: the writer found out that its change landed, instead of raising."""
+    if outcome.error is not None and seen == 1:
+        raise Violation(
+            OUTCOME,
+            f"{what}: the append raised {type(outcome.error).__name__} although its commit was ratified; the"
+            " writer should ask the catalog and return that version",
+        )
+
+
+@pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME")
+def test_lost_answer_to_a_proposal_lands_once(
+    bind: Bind, nemesis: NemesisCatalog, ref_admin: ReferenceCatalog, suite_client: ReferenceClient, table_name: str
+) -> None:
+    client = bind(nemesis)
+    _start(client, nemesis, table_name, A)
+    nemesis.arm("commit", "lose")
+    outcome = attempt(lambda: client.append(table_name, [B]))
+    what = "the catalog ratified the append of v2 and its answer was lost (CatalogTimeout)"
+    seen = _judge_change(ONCE, outcome, suite_client, ref_admin, suite_client.storage, table_name, what)
+    _keeps_working(ONCE, client, suite_client, ref_admin, table_name, what)
+    _report_outcome(outcome, seen, what)
+
+
+@pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME")
+def test_duplicate_delivery_lands_once(
+    bind: Bind, nemesis: NemesisCatalog, ref_admin: ReferenceCatalog, suite_client: ReferenceClient, table_name: str
+) -> None:
+    client = bind(nemesis)
+    _start(client, nemesis, table_name, A)
+    nemesis.arm("commit", "duplicate")
+    outcome = attempt(lambda: client.append(table_name, [B]))
+    what = "the proposal of v2 was delivered twice (a network retry) and the client got the second answer"
+    seen = _judge_change(ONCE, outcome, suite_client, ref_admin, suite_client.storage, table_name, what)
+    _keeps_working(ONCE, client, suite_client, ref_admin, table_name, what)
+    _report_outcome(outcome, seen, what)
+
+
+@pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME")
+def test_lost_publication_mark_loses_nothing(
+    bind: Bind,
+    nemesis: NemesisCatalog,
+    ref_admin: ReferenceCatalog,
+    suite_client: ReferenceClient,
+    suite_storage: Storage,
+    transcript: Transcript,
+    table_name: str,
+) -> None:
+    client = bind(nemesis)
+    _start(client, nemesis, table_name, A, B)
+    nemesis.arm("mark_published", "lose")
+    outcome = attempt(lambda: client.publish(table_name))
+    what = "the catalog recorded the writer's publication mark and its answer was lost"
+    info = ref_admin.resolve(table_name)
+    _no_lost_version(ONCE, ref_admin, suite_storage, info, what)
+    ratified = ratified_content(transcript, suite_storage, info.table_id)
+    for version, content in sorted(ratified.items()):
+        uri = delta_uri(info.location, version)
+        if suite_storage.exists(uri) and suite_storage.get(uri) != content:
+            raise Violation(ONCE, f"{what}: _delta_log holds a v{version} that is not its ratified commit")
+    rows = suite_client.read(table_name).rows
+    if _times(rows, A) != 1 or _times(rows, B) != 1:
+        raise Violation(ONCE, f"{what}: the table reads {rows}; both appended rows must be in it once")
+    _keeps_working(ONCE, client, suite_client, ref_admin, table_name, what)
+    if outcome.error is not None and nemesis.pending is False:
+        marked = not ref_admin.get_commits(info.table_id, 1, 2).commits
+        if marked:
+            raise Violation(
+                OUTCOME,
+                f"{what}: publish raised {type(outcome.error).__name__} although the catalog recorded the mark;"
+                " the writer should ask again (the mark never goes back) and finish",
+            )
+
+
+@pytest.mark.req("WRT-LOST-ANSWER-ONCE")
+def test_lost_listing_answer_never_reads_a_stale_table(
+    bind: Bind, nemesis: NemesisCatalog, ref_admin: ReferenceCatalog, suite_client: ReferenceClient, table_name: str
+) -> None:
+    client = bind(nemesis)
+    _start(client, nemesis, table_name, A, B)  # v1 and v2, ratified and unpublished
+    nemesis.arm("get_commits", "lose")
+    outcome = attempt(lambda: client.read(table_name))
+    what = "the catalog's answer to the writer's listing was lost while the table was at v2, unpublished"
+    if outcome.error is None:
+        got = outcome.value
+        assert got is not None
+        if got.version != 2 or got.rows != [A, B]:
+            raise Violation(
+                ONCE,
+                f"{what}: the read returned v{got.version} with {got.rows}; the catalog's latest is v2 with"
+                " both rows (raising is allowed: the writer could not know)",
+            )
+    after = attempt(lambda: client.read(table_name))
+    if after.error is not None or after.value is None or after.value.rows != [A, B]:
+        shown = after.error or (after.value.rows if after.value else None)
+        raise Violation(ONCE, f"{what}: the next read, answered, gave {shown!r}; it must read v2 with both rows")
+
+
+def _private_catalog(lakecert: RunContext, name: str) -> ReferenceCatalog:
+    """A reference catalog of this check's own, on its own database: restarting it disturbs no other check."""
+    folder = lakecert.env.workdir / "nemesis"
+    folder.mkdir(exist_ok=True)
+    return ReferenceCatalog(folder / f"{name}.sqlite", lakecert.env.warehouse_uri, lakecert.env.storage, durable=False)
+
+
+@pytest.fixture
+def restartable(lakecert: RunContext, transcript: Transcript, table_name: str) -> Iterator[list[ReferenceCatalog]]:
+    """[the private catalog as it runs now]; the nemesis replaces it at a restart."""
+    current = [_private_catalog(lakecert, table_name)]
+    yield current
+    current[0].close()
+
+
+@pytest.mark.req("WRT-CATALOG-RESTART")
+def test_writer_keeps_working_across_a_catalog_restart(
+    lakecert: RunContext,
+    bind: Bind,
+    restartable: list[ReferenceCatalog],
+    suite_storage: Storage,
+    transcript: Transcript,
+    table_name: str,
+) -> None:
+    def restart() -> Catalog:
+        restartable[0].close()
+        restartable[0] = _private_catalog(lakecert, table_name)
+        return RecordingCatalog(restartable[0], transcript)
+
+    nemesis = NemesisCatalog(RecordingCatalog(restartable[0], transcript), restart=restart)
+    transcript.notes["nemesis"] = nemesis.fired
+    try:
+        client = bind(nemesis)
+    except NotSupported as e:  # before the client did anything: nothing to verify
+        not_applicable(f"the client cannot be bound to a catalog of the check's own, which it restarts: {e}")
+    _start(client, nemesis, table_name, A)
+    nemesis.arm("commit", "restart")
+    outcome = attempt(lambda: client.append(table_name, [B]))
+    admin = restartable[0]
+    reader = ReferenceClient(RecordingCatalog(admin, transcript, actor="suite"), suite_storage, seed=0)
+    what = "the catalog ratified v2, then restarted before its answer reached the writer"
+    _judge_change(RESTART, outcome, reader, admin, suite_storage, table_name, what)
+    _keeps_working(RESTART, client, reader, admin, table_name, what)
+
+
+def _crashed(outcome: Attempt[int]) -> None:
+    """The nemesis crashed the client: the step raised (the crash, as the recorder passes it on)."""
+    if outcome.error is None:
+        raise PremiseBroken("the nemesis crashed the client, yet its append returned: the crash did not take")
+
+
+@pytest.mark.req("WRT-CRASH-RECOVERY")
+def test_crash_before_proposing_leaves_an_ignored_orphan(
+    bind: Bind,
+    nemesis: NemesisCatalog,
+    ref_admin: ReferenceCatalog,
+    suite_client: ReferenceClient,
+    suite_storage: Storage,
+    transcript: Transcript,
+    table_name: str,
+) -> None:
+    crashed = bind(nemesis)
+    _start(crashed, nemesis, table_name, A)
+    with premise("the writer under test publishing v1"):
+        crashed.publish(table_name)
+    nemesis.arm("commit", "crash_before")
+    _crashed(attempt(lambda: crashed.append(table_name, [B])))
+    what = "a writer crashed after staging v2 and before proposing it; a new writer took over"
+    fresh = bind(nemesis)
+    seen = attempt(lambda: fresh.read(table_name))
+    if seen.error is not None or seen.value is None or (seen.value.version, seen.value.rows) != (1, [A]):
+        shown = seen.error or (seen.value and (seen.value.version, seen.value.rows))
+        raise Violation(CRASH, f"{what}: its read gave {shown!r}; the table is v1 with one row (no orphan)")
+    written = attempt(lambda: fresh.append(table_name, [C]))
+    if written.error is not None or written.value != 2:
+        raise Violation(CRASH, f"{what}: its append gave {written.error or written.value!r}, not v2")
+    published = attempt(lambda: fresh.publish(table_name))
+    if published.error is not None:
+        raise Violation(CRASH, f"{what}: its publish raised {type(published.error).__name__}: {published.error}")
+    info = ref_admin.resolve(table_name)
+    ratified = ratified_content(transcript, suite_storage, info.table_id)
+    for version in (1, 2):
+        uri = delta_uri(info.location, version)
+        if not suite_storage.exists(uri) or suite_storage.get(uri) != ratified.get(version):
+            raise Violation(CRASH, f"{what}: after its publish, _delta_log's v{version} is not the ratified v{version}")
+    rows = suite_client.read(table_name).rows
+    if rows != [A, C]:
+        raise Violation(CRASH, f"{what}: the table reads {rows}; the crashed append's row must not be in it")
+
+
+@pytest.mark.req("WRT-CRASH-RECOVERY")
+def test_crash_after_ratification_is_published_by_the_next_writer(
+    bind: Bind,
+    nemesis: NemesisCatalog,
+    ref_admin: ReferenceCatalog,
+    suite_client: ReferenceClient,
+    suite_storage: Storage,
+    transcript: Transcript,
+    table_name: str,
+) -> None:
+    crashed = bind(nemesis)
+    _start(crashed, nemesis, table_name, A)
+    with premise("the writer under test publishing v1"):
+        crashed.publish(table_name)
+    nemesis.arm("commit", "crash_after")
+    _crashed(attempt(lambda: crashed.append(table_name, [B])))
+    what = "a writer crashed after v2 was ratified and before it published; a new writer took over"
+    fresh = bind(nemesis)
+    seen = attempt(lambda: fresh.read(table_name))
+    if seen.error is not None or seen.value is None or (seen.value.version, seen.value.rows) != (2, [A, B]):
+        shown = seen.error or (seen.value and (seen.value.version, seen.value.rows))
+        raise Violation(CRASH, f"{what}: its read gave {shown!r}; the table is v2 with both rows")
+    written = attempt(lambda: fresh.append(table_name, [C]))
+    if written.error is not None or written.value != 3:
+        raise Violation(CRASH, f"{what}: its append gave {written.error or written.value!r}, not v3")
+    published = attempt(lambda: fresh.publish(table_name))
+    if published.error is not None:
+        raise Violation(CRASH, f"{what}: its publish raised {type(published.error).__name__}: {published.error}")
+    info = ref_admin.resolve(table_name)
+    _no_lost_version(CRASH, ref_admin, suite_storage, info, what)
+    ratified = ratified_content(transcript, suite_storage, info.table_id)
+    for version in (1, 2, 3):
+        uri = delta_uri(info.location, version)
+        if not suite_storage.exists(uri) or suite_storage.get(uri) != ratified.get(version):
+            raise Violation(CRASH, f"{what}: after its publish, v{version} is not published as ratified")
+    rows = suite_client.read(table_name).rows
+    if rows != [A, B, C]:
+        raise Violation(CRASH, f"{what}: the table reads {rows}; every ratified row must be in it once")
+
+
+def _ict(admin: Catalog, storage: Storage, info: TableInfo, version: int) -> int:
+    (commit,) = [c for c in admin.get_commits(info.table_id, version, version).commits if c.version == version]
+    content = commit.inline_content if commit.staged_uri is None else storage.get(commit.staged_uri)
+    assert content is not None, f"v{version} has neither a staged file nor inline content"
+    ict = (commit_info(decode_commit(content)) or {}).get("inCommitTimestamp")
+    assert isinstance(ict, int) and not isinstance(ict, bool), f"v{version} has inCommitTimestamp={ict!r}"
+    return ict
+
+
+@pytest.mark.req("WRT-ICT-SKEW")
+def test_in_commit_timestamps_pass_a_skewed_peer_in_any_time_zone(
+    lakecert: RunContext,
+    bind: Bind,
+    nemesis: NemesisCatalog,
+    ref_admin: ReferenceCatalog,
+    suite_client: ReferenceClient,
+    suite_storage: Storage,
+    transcript: Transcript,
+    table_name: str,
+    seed: int,
+) -> None:
+    client = bind(nemesis)
+    _start(client, nemesis, table_name, A)  # v1, in the machine's zone
+    # v2 by a peer on time; v3 by the writer in a zone ten hours west of UTC (POSIX TZ, no tz database).
+    suite_client.append(table_name, [{"id": 20, "value": "peer"}])
+    with in_time_zone(FAR_WEST):
+        client.append(table_name, [B])
+    # v4 by a peer whose clock is more than a year ahead; v5 by the writer nine hours east of UTC.
+    ahead = ReferenceClient(
+        RecordingCatalog(lakecert.reference_catalog(), transcript, actor="suite"),
+        suite_storage,
+        seed=seed + 1,
+        clock=lambda: wall_clock_ms() + FAR_AHEAD_MS,
+    )
+    ahead.append(table_name, [{"id": 40, "value": "ahead"}])
+    with in_time_zone(FAR_EAST):
+        client.append(table_name, [C])
+    info = ref_admin.resolve(table_name)
+    steps = {
+        3: f"the writer's v3, written under TZ={FAR_WEST} after a peer's v2",
+        5: f"the writer's v5, written under TZ={FAR_EAST} after a peer stamped v4 {FAR_AHEAD_MS // DAY_MS} days ahead",
+    }
+    for version, step in steps.items():
+        previous, ict = _ict(ref_admin, suite_storage, info, version - 1), _ict(ref_admin, suite_storage, info, version)
+        assert ict > previous, (
+            f"{step}: its inCommitTimestamp {when(ict)} is not after v{version - 1}'s {when(previous)}; each"
+            " commit's must be later than the one before, whatever the writer's clock or time zone"
+        )
+    transcript.notes["time_zones"] = {"v3": FAR_WEST, "v5": FAR_EAST, "peer_ahead_ms": FAR_AHEAD_MS}

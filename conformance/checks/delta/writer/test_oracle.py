@@ -1,0 +1,120 @@
+"""What the writer's commits say, judged by lakecert's own decoder (``conformance.oracle``).
+
+In-commit timestamps are times, not just an order (PROTOCOL "In-Commit Timestamps"); txnIds are
+unique across every table and client of a run (RFC "Writer Requirements for Catalog-managed
+tables"); a commit holds each file action and its metaData once (PROTOCOL "Add File and Remove
+File", "Change Metadata"): the reference's own replay tolerates repeats, the protocol does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from conformance.checks.delta.builders import premise, when
+from conformance.checks.delta.evidence import call_windows, table_commits
+from conformance.checks.delta.writer.conftest import WrittenTable, ahead_client
+from conformance.contract.delta import Storage
+from conformance.nemesis import in_time_zone
+from conformance.observe.recording import RecordingClient
+from conformance.observe.transcript import Transcript
+from conformance.oracle.clock import TOLERANCE_MS, off_the_clock, span
+from conformance.oracle.commits import Action, in_commit_timestamp, repeated_actions, txn_id
+from conformance.oracle.txn_ids import TxnIdRegistry
+from conformance.run_context import RunContext
+from reference_impl.catalog.catalog import ReferenceCatalog
+
+# India's zone, as a POSIX TZ string (no tz database needed; POSIX counts hours *west* of UTC):
+# UTC+5:30, so a local wall-clock reading taken for UTC lands five and a half hours in the future.
+EAST_OF_UTC = "IST-5:30"
+
+
+def _commits(ref_admin: ReferenceCatalog, storage: Storage, name: str) -> dict[int, list[Action]]:
+    """Every commit of the table, whoever wrote it: v0 published, the rest as the catalog ratified them."""
+    info = ref_admin.resolve(name)
+    ratified: dict[int, bytes] = {}
+    for c in ref_admin.get_commits(info.table_id).commits:
+        content = c.inline_content if c.staged_uri is None else storage.get(c.staged_uri)
+        assert content is not None, f"v{c.version} has neither a staged file nor inline content"
+        ratified[c.version] = content
+    return table_commits(storage, info.location, ratified)
+
+
+@pytest.mark.req("WRT-ICT-WALLCLOCK")
+def test_in_commit_timestamps_are_the_wall_clock_in_utc_milliseconds(
+    lakecert: RunContext,
+    client: RecordingClient,
+    ref_admin: ReferenceCatalog,
+    suite_storage: Storage,
+    transcript: Transcript,
+    table_name: str,
+    seed: int,
+) -> None:
+    # The writer runs in a zone east of UTC (the process's TZ, restored after), so local time taken
+    # for UTC shows; v2 is a peer's whose clock runs a day ahead, which forces the writer's v3 ahead too.
+    with in_time_zone(EAST_OF_UTC), premise(f"the writer under test writing a table under TZ={EAST_OF_UTC}"):
+        client.create_table(table_name)
+        client.append(table_name, [{"id": 1, "value": "a"}])
+    with premise("the suite's writer, a day ahead, appending v2"):
+        ahead_client(lakecert, transcript, suite_storage, seed).append(table_name, [{"id": 2, "value": "ahead"}])
+    with in_time_zone(EAST_OF_UTC), premise(f"the writer under test appending v3 under TZ={EAST_OF_UTC}"):
+        client.append(table_name, [{"id": 3, "value": "b"}])
+    info = ref_admin.resolve(table_name)
+    commits = _commits(ref_admin, suite_storage, table_name)
+    windows = call_windows(transcript, info.table_id, info.location)
+    transcript.notes["time_zone"] = EAST_OF_UTC
+    previous: int | None = None
+    for version in sorted(commits):
+        ict = in_commit_timestamp(commits[version])
+        assert ict is not None, f"v{version} has no inCommitTimestamp (a long)"
+        window = windows.get(version)
+        if window is not None:  # the writer's own commit (the peer's v2 is the suite's)
+            wrong = off_the_clock(ict, window, previous)
+            assert wrong is None, (
+                f"v{version}'s inCommitTimestamp {when(ict)} is {wrong} (call: {when(window.start_ms)} to"
+                f" {when(window.end_ms)}, writer under TZ={EAST_OF_UTC}); it must be the time of the commit in"
+                f" milliseconds since the Unix epoch, within {span(TOLERANCE_MS)}, unless the previous commit's"
+                " forces it later"
+            )
+        previous = ict
+
+
+@pytest.mark.req("WRT-TXNID-UNIQUE")
+def test_txn_ids_are_unique_across_tables_and_clients(
+    client_factory: Callable[[], RecordingClient],
+    ref_admin: ReferenceCatalog,
+    suite_storage: Storage,
+    table_name: str,
+    txn_ids: TxnIdRegistry,
+    request: pytest.FixtureRequest,
+) -> None:
+    # Writer 1 writes two tables (an id made of the client's session and the version repeats), writer 2
+    # a third (a counter every client starts afresh repeats); the run's registry also holds every
+    # txnId of the tables checked before.
+    repeats: list[str] = []
+    for n, suffixes in ((1, ("a", "b")), (2, ("c",))):
+        writer = client_factory()
+        for suffix in suffixes:
+            name = f"{table_name}_{suffix}"
+            with premise(f"writer under test no. {n} writing table {name} (create, two appends)"):
+                writer.create_table(name)
+                writer.append(name, [{"id": 1, "value": "a"}])
+                writer.append(name, [{"id": 2, "value": "b"}])
+            commits = _commits(ref_admin, suite_storage, name)
+            by_version = {v: txn_id(a) for v, a in commits.items()}
+            repeats += txn_ids.record_table(request.node.name, name, by_version)
+    more = f" (and {len(repeats) - 3} more)" if len(repeats) > 3 else ""
+    assert not repeats, (
+        "; ".join(repeats[:3]) + more + ": a txnId identifies one transaction, in every table and from every client"
+    )
+
+
+@pytest.mark.req("WRT-FILE-ACTIONS-ONCE")
+def test_each_file_action_and_metadata_once_per_commit(written: WrittenTable) -> None:
+    for version, actions in written.commits.items():
+        repeated = repeated_actions(actions)
+        assert not repeated, (
+            f"v{version} holds {', '.join(repeated)}; a commit may hold one metaData and one add and one"
+            " remove per path: its actions are not applied in order, so a repeat leaves the table's state undefined"
+        )

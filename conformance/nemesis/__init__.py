@@ -1,0 +1,15 @@
+"""The nemesis: what goes wrong between a client and its catalog (issue 28, docs/certify.md "The
+nemesis: restarts, lost answers, crashes, clocks").
+
+``wrapper.NemesisCatalog`` stands between a client under test and the catalog it is bound to and, when
+armed, loses an answer, delivers a proposal twice, crashes the client or restarts the catalog.
+``restart`` restarts a catalog target through its optional hook, and ``clock`` runs a step in another
+time zone."""
+
+from __future__ import annotations
+
+from conformance.nemesis.clock import in_time_zone
+from conformance.nemesis.restart import restart_target_catalog
+from conformance.nemesis.wrapper import Action, ClientCrashed, NemesisCatalog
+
+__all__ = ["Action", "ClientCrashed", "NemesisCatalog", "in_time_zone", "restart_target_catalog"]

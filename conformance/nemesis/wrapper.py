@@ -1,0 +1,180 @@
+"""A catalog that a client under test is bound to, and that misbehaves the way networks and processes do.
+
+Unarmed, ``NemesisCatalog`` forwards every call and counts it. Armed for one operation (``commit``,
+``mark_published`` or ``get_commits``), it acts once, on the next such call:
+
+- ``lose``: forward the call (the catalog acts), then raise ``CatalogTimeout`` instead of the answer;
+- ``duplicate``: deliver a proposal twice, as a network retry would, and return the second answer;
+- ``crash_before``: raise ``ClientCrashed`` without forwarding (the client staged, never proposed);
+- ``crash_after``: forward, then raise ``ClientCrashed`` (ratified, the client never heard of it);
+- ``restart``: forward, restart the catalog (``restart()`` gives the catalog to use from then on),
+  then raise ``CatalogTimeout``: the answer went down with the server.
+
+A client that never calls the object it was handed (an engine in another process talking to its
+catalog by itself) leaves ``calls`` at 0: the checks then say the nemesis could not reach it
+(NOT_APPLICABLE), never PASS."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+from conformance.contract.delta import (
+    Catalog,
+    CatalogTimeout,
+    GetCommitsResponse,
+    MaintenancePolicy,
+    StagingTable,
+    TableInfo,
+)
+
+T = TypeVar("T")
+Action = Literal["lose", "duplicate", "crash_before", "crash_after", "restart"]
+Op = Literal["commit", "mark_published", "get_commits"]
+
+
+class ClientCrashed(Exception):  # noqa: N818 - named for what happened, as CatalogTimeout is
+    """lakecert's nemesis crashed the client at this call: the check drops the client and goes on with a
+    fresh one. Not an error of the client: whatever it did up to here is what a crash leaves."""
+
+
+@dataclass
+class _Armed:
+    op: Op
+    action: Action
+
+
+class NemesisCatalog:
+    """``contract.Catalog`` around ``inner`` (the recording catalog the client would otherwise get)."""
+
+    def __init__(self, inner: Catalog, *, restart: Callable[[], Catalog] | None = None) -> None:
+        self._inner = inner
+        self._restart = restart
+        self._armed: _Armed | None = None
+        self.calls = 0  # every call the client made through this object
+        self.fired: list[str] = []  # what the nemesis did, in words, for why lines
+
+    @property
+    def inner(self) -> Catalog:
+        """The catalog behind the nemesis and its recorder (adapters find the reference's database
+        through one ``.inner``)."""
+        behind: Catalog = getattr(self._inner, "inner", self._inner)
+        return behind
+
+    @property
+    def over_http(self) -> Catalog:
+        """What an adapter serving the catalog to a client in another process serves instead of this
+        object (``delta_kernel/target.py``): the nemesis raises its faults in process, and over HTTP a
+        raised lost answer would reach the client as a server error after the catalog acted, which is
+        not a lost answer. Such a client then makes no call through this object, and the nemesis
+        checks say NOT_APPLICABLE (dropping the HTTP answer itself is not built)."""
+        return self._inner
+
+    def arm(self, op: Op, action: Action) -> None:
+        if action in ("duplicate", "crash_before", "crash_after", "restart") and op != "commit":
+            raise ValueError(f"{action} applies to commit proposals, not {op}")
+        if action == "restart" and self._restart is None:
+            raise ValueError("this nemesis has no catalog to restart")
+        self._armed = _Armed(op, action)
+
+    @property
+    def pending(self) -> bool:
+        """Whether the armed fault has not fired yet (the client never made that call)."""
+        return self._armed is not None
+
+    def _take(self, op: Op) -> Action | None:
+        armed = self._armed
+        if armed is None or armed.op != op:
+            return None
+        self._armed = None
+        return armed.action
+
+    def _lost(self, op: str, call: Callable[[], T], action: Action | None) -> T:
+        """Forward ``call``; with ``lose``, drop its answer (an error the catalog raised is lost too)."""
+        if action != "lose":
+            return call()
+        self.fired.append(f"the answer to the client's {op} was lost after the catalog acted on it")
+        try:
+            call()
+        except Exception as answer:
+            raise CatalogTimeout(f"lakecert's nemesis lost the answer to {op}") from answer
+        raise CatalogTimeout(f"lakecert's nemesis lost the answer to {op}")
+
+    # ------------------------------------------------------------------ Catalog
+
+    def create_staging_table(self) -> StagingTable:
+        self.calls += 1
+        return self._inner.create_staging_table()
+
+    def register_table(self, name: str, table_id: str) -> TableInfo:
+        self.calls += 1
+        return self._inner.register_table(name, table_id)
+
+    def resolve(self, name: str) -> TableInfo:
+        self.calls += 1
+        return self._inner.resolve(name)
+
+    def commit(
+        self,
+        table_id: str,
+        version: int,
+        *,
+        staged_uri: str | None = None,
+        inline_content: bytes | None = None,
+        in_commit_timestamp: int | None = None,
+        latest_published_version: int | None = None,
+    ) -> None:
+        self.calls += 1
+        action = self._take("commit")
+
+        def propose() -> None:
+            self._inner.commit(
+                table_id,
+                version,
+                staged_uri=staged_uri,
+                inline_content=inline_content,
+                in_commit_timestamp=in_commit_timestamp,
+                latest_published_version=latest_published_version,
+            )
+
+        if action == "crash_before":
+            self.fired.append(f"the client crashed after staging v{version}, before proposing it")
+            raise ClientCrashed(f"lakecert's nemesis crashed the client before it proposed v{version}")
+        if action == "crash_after":
+            propose()
+            self.fired.append(f"the client crashed after v{version} was ratified, before it heard so")
+            raise ClientCrashed(f"lakecert's nemesis crashed the client after v{version} was ratified")
+        if action == "duplicate":
+            self.fired.append(f"the proposal of v{version} was delivered twice; the client got the second answer")
+            with contextlib.suppress(Exception):  # the first answer is never seen: the client gets the second
+                propose()
+            return propose()
+        if action == "restart":
+            propose()
+            assert self._restart is not None
+            self._inner = self._restart()
+            self.fired.append(f"the catalog restarted after ratifying v{version}; its answer was lost")
+            raise CatalogTimeout(f"lakecert's nemesis restarted the catalog while it answered v{version}")
+        return self._lost(f"proposal of v{version}", propose, action)
+
+    def get_commits(
+        self, table_id: str, start_version: int | None = None, end_version: int | None = None
+    ) -> GetCommitsResponse:
+        self.calls += 1
+        return self._lost(
+            "listing", lambda: self._inner.get_commits(table_id, start_version, end_version), self._take("get_commits")
+        )
+
+    def mark_published(self, table_id: str, version: int) -> None:
+        self.calls += 1
+        self._lost(
+            f"publication mark of v{version}",
+            lambda: self._inner.mark_published(table_id, version),
+            self._take("mark_published"),
+        )
+
+    def maintenance_policy(self, table_id: str) -> MaintenancePolicy:
+        self.calls += 1
+        return self._inner.maintenance_policy(table_id)
