@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from conformance.contract.delta import (
     Catalog,
+    CatalogTimeout,
     CommitConflict,
     RatifiedCommit,
     ReadResult,
@@ -386,6 +387,16 @@ class CleanClient:
             }
         }
 
+    def ratified_as(self, table_id: str, version: int, uri: str | None) -> bool:
+        """Whether the catalog holds ``uri`` as ``version`` (asked again if that answer is lost too)."""
+        for _ in range(self.max_attempts):
+            try:
+                listed = self.catalog.get_commits(table_id, version, version).commits
+            except CatalogTimeout:
+                continue
+            return any(c.version == version and c.staged_uri == uri for c in listed)
+        raise RetriesExhausted(f"no answer from the catalog about v{version}")
+
     def transact(self, name: str, operation: str, build: Any) -> int:
         """Propose the next version through the catalog; after a lost race, rebuild and retry."""
         info = self._info(name)
@@ -402,7 +413,11 @@ class CleanClient:
             self.before_propose(log, version, content)
             try:
                 self.catalog.commit(info.table_id, version, staged_uri=previous_uri, in_commit_timestamp=ict)
-            except CommitConflict:
+            except (CommitConflict, CatalogTimeout):
+                # A conflict may answer a second delivery of this very proposal, and a lost answer says
+                # nothing: the catalog, the source of truth, says whether the version is ours.
+                if self.ratified_as(info.table_id, version, previous_uri):
+                    return version
                 continue
             return version
         raise RetriesExhausted(f"gave up committing to {name} after {self.max_attempts} lost races")
@@ -480,8 +495,14 @@ class CleanClient:
                 with contextlib.suppress(FileExistsError):  # published by someone else: the same ratified bytes
                     self.storage.put(target, self.content(c), if_absent=True)
             done = max(done, c.version)
+        for _ in range(self.max_attempts if done >= 0 else 0):
+            try:  # a mark never goes back: sending it again after a lost answer is harmless
+                self.catalog.mark_published(info.table_id, done)
+                return
+            except CatalogTimeout:
+                continue
         if done >= 0:
-            self.catalog.mark_published(info.table_id, done)
+            raise RetriesExhausted(f"no answer from the catalog to the publication mark of v{done}")
 
     def checkpoint(self, name: str) -> int | None:
         info = self._info(name)
