@@ -10,6 +10,10 @@ Unarmed, ``NemesisCatalog`` forwards every call and counts it. Armed for one ope
 - ``restart``: forward, restart the catalog (``restart()`` gives the catalog to use from then on),
   then raise ``CatalogTimeout``: the answer went down with the server.
 
+Armed with ``before`` (a step and its description), the nemesis runs that step when the armed call
+arrives, before it acts: a rival's commit that reaches the catalog first, so that the client's
+proposal is answered with a conflict, which ``lose`` then loses as any other answer.
+
 A client that never calls the object it was handed (an engine in another process talking to its
 catalog by itself) leaves ``calls`` at 0: the checks then say the nemesis could not reach it
 (NOT_APPLICABLE), never PASS."""
@@ -44,6 +48,7 @@ class ClientCrashed(Exception):  # noqa: N818 - named for what happened, as Cata
 class _Armed:
     op: Op
     action: Action
+    before: tuple[Callable[[], object], str] | None = None  # a step run first, and what it is in words
 
 
 class NemesisCatalog:
@@ -72,12 +77,12 @@ class NemesisCatalog:
         checks say NOT_APPLICABLE (dropping the HTTP answer itself is not built)."""
         return self._inner
 
-    def arm(self, op: Op, action: Action) -> None:
+    def arm(self, op: Op, action: Action, *, before: tuple[Callable[[], object], str] | None = None) -> None:
         if action in ("duplicate", "crash_before", "crash_after", "restart") and op != "commit":
             raise ValueError(f"{action} applies to commit proposals, not {op}")
         if action == "restart" and self._restart is None:
             raise ValueError("this nemesis has no catalog to restart")
-        self._armed = _Armed(op, action)
+        self._armed = _Armed(op, action, before)
 
     @property
     def pending(self) -> bool:
@@ -89,6 +94,10 @@ class NemesisCatalog:
         if armed is None or armed.op != op:
             return None
         self._armed = None
+        if armed.before is not None:
+            step, what = armed.before
+            step()
+            self.fired.append(what)
         return armed.action
 
     def _lost(self, op: str, call: Callable[[], T], action: Action | None) -> T:

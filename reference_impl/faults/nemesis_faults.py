@@ -279,3 +279,141 @@ class IctLocalTime(ReferenceClient):
         ict = local if self._last is None else max(local, self._last + 1)
         self._last = ict
         return ict
+
+
+# ====================================================================== blind spots of round 3
+
+
+@fault(
+    "latest-from-stored-commits",
+    "catalog",
+    ("CAT-RATIFY-DURABLE",),
+    "On start-up recomputes each table's latest version from the commits it still stores: a table whose"
+    " every commit is published comes back at v0 and ratifies v1 again.",
+)
+class LatestFromStoredCommits(ReferenceCatalog):
+    def __init__(
+        self,
+        db_path: str | Path,
+        warehouse_uri: str,
+        storage: Storage | None = None,
+        *,
+        read_limits: ReadLimits = DEFAULT_READ_LIMITS,
+        durable: bool = True,
+    ) -> None:
+        super().__init__(db_path, warehouse_uri, storage, read_limits=read_limits, durable=durable)
+        # "Rebuilds its index" from the stored commits instead of the table's own record: the published,
+        # dropped ones are no longer there, so neither is the version they reached.
+        with self._store.write() as tx:
+            tx.conn.execute(
+                "UPDATE tables SET latest_version = COALESCE("
+                "(SELECT MAX(version) FROM commits WHERE commits.table_id = tables.table_id), 0)"
+                " WHERE latest_version >= 0"
+            )
+
+
+WRITE_BEHIND_EVERY = 8
+
+
+@fault(
+    "ratifications-write-behind",
+    "catalog",
+    ("CAT-RATIFY-DURABLE",),
+    f"Flushes a table's ratifications to disk only every {WRITE_BEHIND_EVERY}th version and at each"
+    " publication mark (write-behind): a restart loses those ratified since the last flush.",
+)
+class RatificationsWriteBehind(ReferenceCatalog):
+    """The database stands for the cache; ``write_behind`` records how far each table was flushed, and
+    a start-up finds each table as of its last flush (what a write-behind cache leaves on disk)."""
+
+    def __init__(
+        self,
+        db_path: str | Path,
+        warehouse_uri: str,
+        storage: Storage | None = None,
+        *,
+        read_limits: ReadLimits = DEFAULT_READ_LIMITS,
+        durable: bool = True,
+    ) -> None:
+        super().__init__(db_path, warehouse_uri, storage, read_limits=read_limits, durable=durable)
+        with self._store.write() as tx:
+            tx.conn.execute("CREATE TABLE IF NOT EXISTS write_behind (table_id TEXT PRIMARY KEY, flushed INTEGER)")
+            tx.conn.execute(
+                "UPDATE tables SET latest_version = MIN(latest_version, COALESCE((SELECT flushed FROM"
+                " write_behind WHERE write_behind.table_id = tables.table_id), 0)) WHERE latest_version > 0"
+            )
+            for table in ("commits", "ratified_content"):
+                tx.conn.execute(
+                    f"DELETE FROM {table} WHERE version > (SELECT latest_version FROM tables"
+                    f" WHERE tables.table_id = {table}.table_id)"
+                )
+
+    @staticmethod
+    def _flush(tx: Tx, table_id: str, upto: int) -> None:
+        tx.conn.execute(
+            "INSERT INTO write_behind (table_id, flushed) VALUES (?, ?)"
+            " ON CONFLICT (table_id) DO UPDATE SET flushed = MAX(flushed, excluded.flushed)",
+            (table_id, upto),
+        )
+
+    def _write_commit(self, tx: Tx, table_id: str, commit: RatifiedCommit) -> None:
+        super()._write_commit(tx, table_id, commit)
+        if commit.version % WRITE_BEHIND_EVERY == 0:
+            self._flush(tx, table_id, commit.version)
+
+    def _publish(self, tx: Tx, table_id: str, version: int) -> None:
+        super()._publish(tx, table_id, version)
+        row = tx.table(table_id)
+        assert row is not None
+        self._flush(tx, table_id, row.latest_version)
+
+
+@fault(
+    "staging-counter-restarts",
+    "catalog",
+    ("CAT-STAGING-UNIQUE",),
+    "Names new table locations from a counter kept in memory: after a restart it starts at 0 again and"
+    " gives a new table an existing table's location.",
+)
+class StagingCounterRestarts(ReferenceCatalog):
+    _created = 0
+
+    def _staging_location(self, table_id: str) -> str:
+        self._created += 1
+        return f"{self.warehouse_uri}/tables/t{self._created - 1}"
+
+
+@fault(
+    "inline-resend-rebased",
+    "catalog",
+    ("CAT-RESEND-ONCE",),
+    "An inline proposal sent again with the same bytes after its version was taken is ratified at the next"
+    " version (a server-side rebase).",
+)
+class InlineResendRebased(ReferenceCatalog):
+    def _ratify(
+        self, table_id: str, proposal: RatifiedCommit, published: int | None, content: bytes | None = None
+    ) -> None:
+        try:
+            super()._ratify(table_id, proposal, published, content)
+        except CommitConflict as taken:
+            if proposal.inline_content is None or taken.latest_version is None:
+                raise
+            with self._store.read() as tx:
+                stored = tx.commits(table_id)
+            if all(c.inline_content != proposal.inline_content for c in stored):
+                raise
+            super()._ratify(table_id, replace(proposal, version=taken.latest_version + 1), published, content)
+
+
+@fault(
+    "lost-answer-latest-is-mine",
+    "client",
+    ("WRT-LOST-ANSWER-ONCE",),
+    "After a lost answer to its proposal of v, asks only for the latest version and reports v as its commit"
+    " when the latest is v or more, whoever's commit v holds.",
+)
+class LostAnswerLatestIsMine(ReferenceClient):
+    def _after_lost_answer(self, table: TableInfo, version: int, mine: Proposals) -> int | None:
+        latest = self.catalog.get_commits(table.table_id).latest_version
+        return version if latest >= version else None

@@ -11,14 +11,23 @@ from functools import partial
 
 import pytest
 
-from conformance.checks.delta.builders import CatalogDriver, ict_of, premise
-from conformance.contract.delta import CatalogError, GetCommitsResponse, RatifiedCommit
+from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, premise
+from conformance.contract.delta import (
+    Catalog,
+    CatalogError,
+    GetCommitsResponse,
+    NotSupported,
+    RatifiedCommit,
+    Storage,
+    TableInfo,
+)
 from conformance.nemesis import restart_target_catalog
 from conformance.observe.recording import RecordingCatalog
 from conformance.observe.transcript import Transcript
-from conformance.report.outcomes import PremiseBroken
+from conformance.report.outcomes import PremiseBroken, Violation
 from conformance.run_context import RunContext
 from conformance.schedules.race import race
+from reference_impl.delta.log_paths import delta_uri
 
 
 def _by_version(resp: GetCommitsResponse) -> dict[int, RatifiedCommit]:
@@ -33,7 +42,77 @@ def _held(commit: RatifiedCommit | None) -> str:
     return f"{len(commit.inline_content or b'')} inline bytes (ICT {commit.in_commit_timestamp})"
 
 
-@pytest.mark.req("CAT-RATIFY-DURABLE")
+DURABLE = "CAT-RATIFY-DURABLE"
+UNIQUE = "CAT-STAGING-UNIQUE"
+LONG = 13  # a longer history: v1-v8 published on the way, v9-v13 ratified and unpublished
+LONG_UNPUBLISHED = 5
+# New staging tables after the restart: a name counter kept in memory starts again at its first value,
+# which may have gone to a table of the run the suite does not track (a check that only stages), so
+# several are asked for; one in-process call each.
+NEW_AFTER_RESTART = 8
+
+
+def _survived(restarted: Catalog, storage: Storage, table: TableInfo, staged: dict[int, str], mark: int) -> None:
+    """Every ratified version of ``table`` survived the restart: listed as ratified (ICT included),
+    or at or below the publication mark ``mark`` and published; the latest version is the same."""
+    after = restarted.get_commits(table.table_id)
+    last = max(staged, default=mark)
+    if after.latest_version != last:
+        raise Violation(
+            DURABLE,
+            f"before the restart v{last} was the latest ratified version of table {table.name} (published up to"
+            f" v{mark}); after it the catalog says v{after.latest_version}: the latest version must survive",
+        )
+    listed = _by_version(after)
+    for version in range(1, last + 1):
+        commit = listed.get(version)
+        if version <= mark and storage.exists(delta_uri(table.location, version)):
+            continue  # published and marked: the catalog may have dropped it, or serve it as it likes
+        if commit is None or commit.staged_uri != staged.get(version):
+            raise Violation(
+                DURABLE,
+                f"table {table.name}'s v{version} was ratified ({staged.get(version)}) and"
+                f" {'published' if version <= mark else 'unpublished'} before the restart (mark v{mark}); after"
+                f" it the catalog holds {_held(commit)}: a ratification must be recorded in persistent storage",
+            )
+        if commit.in_commit_timestamp not in (None, ict_of(version)):
+            raise Violation(
+                DURABLE, f"v{version}'s in-commit timestamp changed across the restart to {commit.in_commit_timestamp}"
+            )
+
+
+def _goes_on(restarted: Catalog, again: CatalogDriver, table: TableInfo, taken: int, kept: str | None) -> None:
+    """After the restart a second proposal for the taken v``taken`` is refused, and v``taken + 1`` ratified."""
+    try:
+        restarted.commit(table.table_id, taken, staged_uri=again.stage(table, taken), in_commit_timestamp=ict_of(taken))
+    except CatalogError:
+        pass
+    else:
+        raise Violation(
+            DURABLE,
+            f"after the restart the catalog ratified a second proposal for table {table.name}'s v{taken},"
+            " which it had ratified before",
+        )
+    try:
+        restarted.commit(
+            table.table_id, taken + 1, staged_uri=again.stage(table, taken + 1), in_commit_timestamp=ict_of(taken + 1)
+        )
+    except CatalogError as e:
+        raise Violation(
+            DURABLE,
+            f"after the restart the proposal of v{taken + 1} (latest + 1) on table {table.name} was refused"
+            f" ({type(e).__name__}): proposals must go on at the latest version the catalog ratified",
+        ) from e
+    final = _by_version(restarted.get_commits(table.table_id))
+    if kept is not None and (final.get(taken) is None or final[taken].staged_uri != kept):
+        raise Violation(
+            DURABLE, f"the refused rival for v{taken} replaced it: v{taken} holds {_held(final.get(taken))}"
+        )
+    if taken + 1 not in final:
+        raise Violation(DURABLE, f"v{taken + 1}, ratified after the restart at latest + 1, is not listed")
+
+
+@pytest.mark.req("CAT-RATIFY-DURABLE", "CAT-STAGING-UNIQUE")
 def test_ratified_commits_survive_a_restart(
     lakecert: RunContext,
     driver: CatalogDriver,
@@ -41,44 +120,43 @@ def test_ratified_commits_survive_a_restart(
     table_locations: dict[str, str],
     table_name: str,
 ) -> None:
-    table = driver.new_table(table_name)
-    staged = driver.commit_range(table, 1, 4)
-    with premise("publishing v1-v2 (two versions stay ratified and unpublished)"):
-        driver.publish(table, 2)
-    before = driver.listing(table)
+    """One restart, judged on two tables: one whose every commit is published and marked (its latest
+    version lives only in the catalog's own record) and a longer history with ratified, unpublished
+    commits; then on the locations of staging tables created after it."""
+    done = driver.new_table(f"{table_name}_published")
+    published = driver.commit_range(done, 1, 3)
+    with premise("publishing v1-v3 and recording the mark (the catalog may drop every commit it stores)"):
+        driver.publish(done, 3)
+    long = driver.new_table(table_name)
+    staged = driver.history(long, LONG, unpublished=LONG_UNPUBLISHED)
+    mark = LONG - LONG_UNPUBLISHED
+    driver.listing(long)  # premise: the listing is complete before the restart
+    before = set(table_locations)
     restarted = RecordingCatalog(
         restart_target_catalog(lakecert), transcript, under_test=True, call_s=lakecert.config.settings.deadlines.call_s
     )
-    transcript.notes["nemesis"] = "the catalog was restarted through the target's hook after v4 was ratified"
+    transcript.notes["nemesis"] = (
+        f"the catalog was restarted through the target's hook with table {done.name} at v3, all published and"
+        f" marked, and table {long.name} at v{LONG}, published up to v{mark}"
+    )
     # What the catalog kept is judged raw: a commit missing here is what a restart lost.
-    after = restarted.get_commits(table.table_id)
-    listed = _by_version(after)
-    assert after.latest_version == 4, (
-        f"before the restart v4 was the latest ratified version; after it the catalog says v{after.latest_version}"
-    )
-    for version in (3, 4):
-        commit = listed.get(version)
-        assert commit is not None and commit.staged_uri == before.get(version) == staged[version], (
-            f"v{version} was ratified and unpublished before the restart ({staged[version]}); after it the"
-            f" catalog holds {_held(commit)}: a ratification must be recorded in persistent storage"
-        )
-        assert commit.in_commit_timestamp in (None, ict_of(version)), (
-            f"v{version}'s in-commit timestamp changed across the restart to {commit.in_commit_timestamp}"
-        )
+    _survived(restarted, driver.storage, done, published, 3)
+    _survived(restarted, driver.storage, long, staged, mark)
     again = CatalogDriver(restarted, driver.storage, published=driver.published, locations=table_locations)
-    rival = again.stage(table, 4)
-    try:
-        restarted.commit(table.table_id, 4, staged_uri=rival, in_commit_timestamp=ict_of(4))
-    except CatalogError:
-        pass
-    else:
-        pytest.fail("after the restart the catalog ratified a second proposal for v4, which it had ratified before")
-    restarted.commit(table.table_id, 5, staged_uri=again.stage(table, 5), in_commit_timestamp=ict_of(5))
-    final = _by_version(restarted.get_commits(table.table_id))
-    assert final.get(4) is not None and final[4].staged_uri == staged[4], (
-        f"the refused rival for v4 replaced it: v4 holds {_held(final.get(4))}"
-    )
-    assert 5 in final, "v5, proposed after the restart at latest + 1, is not listed"
+    _goes_on(restarted, again, done, 3, None)
+    _goes_on(restarted, again, long, LONG, staged[LONG])
+    # Last, as a SHOULD: locations handed out after the restart are new (a name counter kept in memory
+    # starts again and gives a new table the files of an old one).
+    with premise("creating staging tables after the restart"):
+        fresh = [restarted.create_staging_table() for _ in range(NEW_AFTER_RESTART)]
+    for st in fresh:
+        if st.location.rstrip("/") in before:
+            raise Violation(
+                UNIQUE,
+                f"after the restart the catalog gave a new staging table ({st.table_id}) the location"
+                f" {st.location}, which it had handed to table {table_locations[st.location.rstrip('/')]} before:"
+                " each table creation should get a location of its own, across restarts too",
+            )
 
 
 def _listed_once(resp: GetCommitsResponse, uri: str, version: int) -> str | None:
@@ -91,10 +169,49 @@ def _listed_once(resp: GetCommitsResponse, uri: str, version: int) -> str | None
     return None
 
 
+def _inline_listed_once(resp: GetCommitsResponse, content: bytes, version: int) -> str | None:
+    """Why the listing does not hold the inline ``content`` exactly once, at ``version``, the latest."""
+    where = [c.version for c in resp.commits if c.staged_uri is None and c.inline_content == content]
+    if where != [version]:
+        return f"the proposal's {len(content)} inline bytes are listed at {[f'v{v}' for v in where] or 'no version'}"
+    if resp.latest_version != version:
+        return f"the latest version is v{resp.latest_version}, not v{version}"
+    return None
+
+
+def _resend_inline(catalog: RecordingCatalog, driver: CatalogDriver, name: str) -> str | None:
+    """The inline case: v1 inline, then v2 inline ratified and sent again with the same bytes. Returns
+    why the catalog then holds it other than once at v2, or None; NOT judged (None) when the catalog
+    refuses inline commits with NotSupported, once verified that the refusal changed nothing."""
+    table = driver.new_table(name)
+    log = LogBuilder(driver.storage, table.location)
+    try:
+        with premise("ratifying inline v1"):
+            catalog.commit(table.table_id, 1, inline_content=log.data_commit(1), in_commit_timestamp=ict_of(1))
+    except PremiseBroken as refused:
+        if not isinstance(refused.__cause__, NotSupported):
+            raise
+        resp = catalog.get_commits(table.table_id)
+        assert resp.latest_version == 0 and resp.commits == [], (
+            f"an inline proposal of v1 was refused as not supported, yet the table changed: latest"
+            f" v{resp.latest_version}, {len(resp.commits)} commits listed"
+        )
+        return None
+    sent = log.data_commit(2)
+    with premise("ratifying inline v2 after inline v1"):
+        catalog.commit(table.table_id, 2, inline_content=sent, in_commit_timestamp=ict_of(2))
+    with contextlib.suppress(CatalogError):
+        catalog.commit(table.table_id, 2, inline_content=sent, in_commit_timestamp=ict_of(2))
+    wrong = _inline_listed_once(catalog.get_commits(table.table_id), sent, 2)
+    return None if wrong is None else f"inline v2 was ratified, then the same proposal was sent again: {wrong}"
+
+
 @pytest.mark.req("CAT-RESEND-ONCE")
 def test_resent_proposal_is_not_ratified_again(
     catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
 ) -> None:
+    """A proposal re-sent by a client whose answer was lost, staged and inline (a catalog that hosts no
+    inline commits is judged on the staged case alone)."""
     table = driver.new_table(table_name)
     driver.commit_range(table, 1, 2)
     # A client whose answer to v3 was lost sends the same proposal again: same file, same version.
@@ -104,6 +221,9 @@ def test_resent_proposal_is_not_ratified_again(
         catalog.commit(table.table_id, 3, staged_uri=sent, in_commit_timestamp=ict_of(3))
     wrong = _listed_once(catalog.get_commits(table.table_id), sent, 3)
     assert wrong is None, f"v3 was ratified, then the same proposal was sent again (its answer lost): {wrong}"
+    # The same with the content inline: no staged file names the proposal, only its bytes do.
+    wrong = _resend_inline(catalog, driver, f"{table_name}_inline")
+    assert wrong is None, wrong
 
 
 @pytest.mark.req("CAT-RESEND-ONCE")

@@ -170,6 +170,47 @@ def test_lost_answer_to_a_proposal_lands_once(
     _report_outcome(outcome, seen, what)
 
 
+RIVAL = {"id": 9, "value": "rival"}
+
+
+@pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME")
+def test_lost_conflict_is_not_taken_for_success(
+    bind: Bind, nemesis: NemesisCatalog, ref_admin: ReferenceCatalog, suite_client: ReferenceClient, table_name: str
+) -> None:
+    """A rival ratifies v2 just before the writer's proposal of v2 arrives; the catalog answers the
+    writer with a conflict, and that answer is lost. The latest version is then v2 whoever won: only
+    the commit at v2 (its staged file or content) tells the writer whether it is its own."""
+    client = bind(nemesis)
+    _start(client, nemesis, table_name, A)
+    rival = (lambda: suite_client.append(table_name, [RIVAL]), "a rival's commit was ratified as v2 first")
+    nemesis.arm("commit", "lose", before=rival)
+    outcome = attempt(lambda: client.append(table_name, [B]))
+    if nemesis.pending:
+        raise PremiseBroken("the writer's append made no proposal through the catalog it was handed")
+    what = "a rival took v2 just before the writer proposed v2; the catalog's conflict answer was lost"
+    info = ref_admin.resolve(table_name)
+    _no_lost_version(ONCE, ref_admin, suite_client.storage, info, what)
+    rows = suite_client.read(table_name).rows
+    seen = _times(rows, B)
+    if _times(rows, RIVAL) != 1 or seen > 1:
+        raise Violation(
+            ONCE, f"{what}: the table reads {rows}; the rival's row must be in it once, the writer's at most once"
+        )
+    if outcome.error is None:
+        version = outcome.value
+        assert isinstance(version, int)
+        holds = _times(suite_client.read(table_name, version=version).rows, B) == 1
+        before = version > 0 and _times(suite_client.read(table_name, version=version - 1).rows, B) == 1
+        if not holds or before:
+            raise Violation(
+                ONCE,
+                f"{what}: the append reported v{version}, but v{version} does not add its row (the table reads"
+                f" {rows}): a version at or below the latest is the writer's only if the commit there is its own",
+            )
+    _keeps_working(ONCE, client, suite_client, ref_admin, table_name, what)
+    _report_outcome(outcome, seen, what)
+
+
 @pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME")
 def test_duplicate_delivery_lands_once(
     bind: Bind, nemesis: NemesisCatalog, ref_admin: ReferenceCatalog, suite_client: ReferenceClient, table_name: str
