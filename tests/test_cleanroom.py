@@ -49,6 +49,14 @@ ALSO_BROKEN: dict[str, set[str]] = {
     # Its retry re-proposes the lost attempt's file, which the catalog refuses: the commit never lands
     # at the next version, so the writer does not rebase either (a MAY, a WARN).
     "ReuseStagedFileAfterConflict": {"WRT-REBASE-UNPUBLISHED"},
+    # Its newest commit is served by no listing at all, not even one of its own version alone: a
+    # ratified commit not served to readers, which CAT-RETAIN-UNPUBLISHED states as well.
+    "ListDropsLatest": {"CAT-RETAIN-UNPUBLISHED"},
+    # Both ignore the previous commit's timestamp, so after a peer stamped one far ahead they go
+    # backwards: the skewed-peer case of the same rule (WRT-ICT-SKEW). IctClockSkew's writer an hour
+    # behind also stamps times an hour off the true time (WRT-ICT-WALLCLOCK).
+    "IctWallClock": {"WRT-ICT-SKEW"},
+    "IctClockSkew": {"WRT-ICT-SKEW", "WRT-ICT-WALLCLOCK"},
     # StagingLocationPerSecond is not here: tables created within one second share a location, and
     # the checks that meet that say "premise broken" (CatalogDriver.new_table; a generated schedule
     # whose premise broke in one attempt only is charged to the premise, not called flaky).

@@ -29,6 +29,9 @@ NOT_ON_THE_WIRE = {
     # Caught only by restarting the catalog: over HTTP that needs the uc target's restart_command,
     # which this test does not give (tests/test_nemesis_serve.py restarts a served catalog for real).
     "ratifications-in-memory",
+    "ratifications-write-behind",
+    "latest-from-stored-commits",
+    "staging-counter-restarts",
     # A limit the target declares in-process (``declared_limits``): the `uc` target declares none
     # (unless given the `limits` option), so over HTTP the cap is discovered, and is the one it keeps.
     "overstate-unpublished-cap",

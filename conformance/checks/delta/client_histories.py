@@ -242,8 +242,13 @@ class ClientHistory:
             )
         t.model.publish(published)
 
-    def _published_upto(self, t: Table) -> int:
-        delta = {e.version for e in self._log_entries(t) if e.kind == "delta"}
+    def _learn_published(self, t: Table, late: set[int] | frozenset[int] = frozenset()) -> None:
+        published = self._published_upto(t, late)
+        if published > t.model.published:
+            t.model.publish(published)
+
+    def _published_upto(self, t: Table, late: set[int] | frozenset[int] = frozenset()) -> int:
+        delta = {e.version for e in self._log_entries(t) if e.kind == "delta"} - late
         v = t.model.published
         while v + 1 in delta and v + 1 <= t.model.latest:
             v += 1
@@ -291,16 +296,20 @@ class ClientHistory:
                 f"{t.name}: checkpoint of v{written[0][0]} written, the policy forbids checkpoints",
                 "no checkpoint",
             )
-        # A client may publish as part of its checkpoint step (Kernel does): a version whose published
-        # file it wrote earlier in the step counts as published (the rule is about order, RFC
-        # "Maintenance Operations"), and the model learns of it.
-        seqs = {f.version: e.seq for e in events.puts if (f := parse_log_name(e.args["uri"])) and f.kind == "delta"}
-        checkpoint_seq = {
-            f.version: e.seq for e in events.puts if (f := parse_log_name(e.args["uri"])) and f.kind == "checkpoint"
+        # RFC "Maintenance Operations": a checkpoint of v needs _delta_log/<v>.json, whoever wrote it and
+        # when (Kernel publishes as part of its checkpoint step), as long as it was there first: the
+        # model learns what the log holds, less what this step published after its first checkpoint.
+        first = min(
+            (e.seq for e in events.puts if (f := parse_log_name(e.args["uri"])) and f.kind == "checkpoint"),
+            default=None,
+        )
+        late = {
+            f.version
+            for e in events.puts
+            if first is not None and e.seq > first and (f := parse_log_name(e.args["uri"])) and f.kind == "delta"
         }
+        self._learn_published(t, late)
         for v, _ in written:
-            if v in seqs and seqs[v] < checkpoint_seq.get(v, -1) and v > t.model.published:
-                t.model.publish(v)
             if not 0 <= v <= t.model.published:  # the policy is judged above (WRT-MAINTENANCE-POLICY)
                 raise self.charge(
                     "WRT-CHECKPOINT-PUBLISHED",
@@ -322,6 +331,7 @@ class ClientHistory:
             raise PremiseBroken(f"client {c} compacting {t.name}: {type(e).__name__}: {e}") from e
         written = self._written(events, "compaction")
         self.log.step(f"client {c}: compact_log({start}, {end}) of {t.name} -> {written}")
+        self._learn_published(t)
         if written and self.forbidden(t, "log_compaction"):
             raise self.charge(
                 "WRT-MAINTENANCE-POLICY",
@@ -466,12 +476,13 @@ class ClientHistory:
                 f"v{expected}'s rows {want}",
             )
 
-    def _unratified_files(self, t: Table, upto: int) -> list[tuple[int, list[dict[str, object]]]]:
-        """(version, rows it adds) of each staged file of a version above the published mark up to
-        ``upto`` that the catalog did not ratify (a rejected race proposal, an abandoned attempt)."""
-        found: list[tuple[int, list[dict[str, object]]]] = []
+    def _unratified_files(self, t: Table, upto: int) -> list[tuple[int, str, list[dict[str, object]]]]:
+        """(version, name, rows it adds) of each staged file of a version up to ``upto`` that the
+        catalog did not ratify (a rejected race proposal, an abandoned attempt), published or not: a
+        reader may take one for a version the catalog no longer lists."""
+        found: list[tuple[int, str, list[dict[str, object]]]] = []
         for e in self._log_entries(t):
-            if e.kind != "staged" or not t.model.published < e.version <= upto or t.staged.get(e.version) == e.name:
+            if e.kind != "staged" or not 0 < e.version <= upto or t.staged.get(e.version) == e.name:
                 continue
             rows: list[dict[str, object]] = []
             try:
@@ -481,19 +492,33 @@ class ClientHistory:
                         rows.extend(read_data_file(self.storage, t.info.location, action["add"]["path"]))
             except (OSError, ValueError, InvalidCommitError):
                 continue  # a partial or unreadable file adds nothing a reader could return
-            found.append((e.version, rows))
+            found.append((e.version, e.name, rows))
         return found
 
     def _explained_by_unratified(self, t: Table, version: int, got: list[dict[str, object]]) -> bool:
-        """Whether the rows read at ``version`` are the model's with one version's ratified commit
-        replaced by a staged file the catalog did not ratify: what a reader that picks staged files
-        on its own returns. Only asked once a read differs."""
+        """Whether the rows read at ``version`` are the model's with ratified commits replaced by staged
+        files the catalog did not ratify: one version's, or every version's first or last staged file
+        by name (what a reader that picks staged files from the listing returns). Only asked once a
+        read differs."""
         m = t.model
-        want = m.rows(version)
-        for u, file_rows in self._unratified_files(t, version):
-            added = [{"id": i, "value": v} for i, v in m.versions[u].items() if m.versions[u - 1].get(i) != v]
-            instead = [r for r in want if r not in added] + [r for r in file_rows if r not in want]
-            if sorted(instead, key=lambda r: int(str(r["id"]))) == got:
+        files = self._unratified_files(t, version)
+        choices: list[dict[int, list[dict[str, object]]]] = [{u: rows} for u, _, rows in files]
+        for pick in (min, max):
+            chosen: dict[int, list[dict[str, object]]] = {}
+            for u in {u for u, _, _ in files}:
+                names = {n: rows for v, n, rows in files if v == u}
+                if (ratified := t.staged.get(u)) is not None:
+                    names[ratified] = []
+                first = pick(names)
+                if first != ratified:
+                    chosen[u] = names[first]
+            choices.append(chosen)
+        for chosen in choices:
+            instead = m.rows(version)
+            for u, file_rows in sorted(chosen.items()):
+                added = [{"id": i, "value": v} for i, v in m.versions[u].items() if m.versions[u - 1].get(i) != v]
+                instead = [r for r in instead if r not in added] + [r for r in file_rows if r not in instead]
+            if chosen and sorted(instead, key=lambda r: int(str(r["id"]))) == got:
                 return True
         return False
 

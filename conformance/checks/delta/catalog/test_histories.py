@@ -53,6 +53,7 @@ class CatalogHistory:
         self.tables: list[Tracked] = []
         self.inline = True  # until the catalog says it hosts no inline commits
         self.last_publish: int | None = None  # index of the table the previous step published
+        self.served: set[tuple[int, int]] = set()  # (table index, version) once listed as ratified
         self._turn = 0
 
     # ------------------------------------------------------------------ steps
@@ -231,12 +232,24 @@ class CatalogHistory:
                 f"listing [{start}, {end}] of {t.info.name} refused ({type(e).__name__})",
                 "a listing with the latest version",
             ) from e
-        listed: dict[int, str | bytes | None] = {
-            c.version: c.staged_uri if c.staged_uri is not None else c.inline_content for c in resp.commits
-        }
-        faults = t.model.judge_listing(0 if start is None else start, end, listed, resp.latest_version)
+        # One commit per version; a second one at a version (whatever the order it comes in) is one the
+        # table did not ratify there, judged as such before the rest.
+        listed: dict[int, str | bytes | None] = {}
+        twice: list[ListingFault] = []
+        for c in resp.commits:
+            ref = c.staged_uri if c.staged_uri is not None else c.inline_content
+            if c.version in listed:
+                ratified = t.model.ratified.get(c.version)
+                this_one_ratified = ratified is not None and ratified.ref == ref
+                other = listed[c.version] if this_one_ratified else ref
+                twice.append(ListingFault("unratified", f"v{c.version} listed twice, once as {other!r:.120}"))
+                if not this_one_ratified:
+                    continue
+            listed[c.version] = ref
+        faults = twice or t.model.judge_listing(0 if start is None else start, end, listed, resp.latest_version)
         if faults:
             raise self.charge(index, faults[0], start, end)
+        self.served.update((index, v) for v in listed)
 
     def charge(self, index: int, fault: ListingFault, start: int | None, end: int | None) -> Exception:
         t = self.tables[index]
@@ -261,11 +274,12 @@ class CatalogHistory:
                 f"{where}: {fault.detail}, yet a listing of [{version}, {version + 1}] serves it",
                 "every stored commit of the range",
             )
-        rule = "CAT-FORGET-PUBLISHED-ONLY" if self.last_publish == index else "CAT-RETAIN-UNPUBLISHED"
+        # The mark is blamed when it is what changed: the commit was served as ratified before it (or
+        # is now left out right after it); a commit never served as ratified was not retained.
+        by_mark = self.last_publish == index and ("left out" in fault.detail or (index, version) in self.served)
         return self.log.violation(
-            rule,
-            f"{where}: {fault.detail}"
-            + (" right after a publication mark below it" if self.last_publish == index else ""),
+            "CAT-FORGET-PUBLISHED-ONLY" if by_mark else "CAT-RETAIN-UNPUBLISHED",
+            f"{where}: {fault.detail}" + (" right after a publication mark below it" if by_mark else ""),
             f"every commit above the mark v{t.model.published} stored and served unchanged",
         )
 

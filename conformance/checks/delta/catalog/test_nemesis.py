@@ -162,20 +162,26 @@ def test_ratified_commits_survive_a_restart(
 def _listed_once(resp: GetCommitsResponse, uri: str, version: int) -> str | None:
     """Why the listing does not hold ``uri`` exactly once, at ``version``, with ``version`` the latest."""
     where = [c.version for c in resp.commits if c.staged_uri == uri]
-    if where != [version]:
-        return f"the proposal's staged file {uri} is listed at {[f'v{v}' for v in where] or 'no version'}"
-    if resp.latest_version != version:
-        return f"the latest version is v{resp.latest_version}, not v{version}"
-    return None
+    return _once(where, resp.latest_version, version, f"the proposal's staged file {uri}")
 
 
 def _inline_listed_once(resp: GetCommitsResponse, content: bytes, version: int) -> str | None:
     """Why the listing does not hold the inline ``content`` exactly once, at ``version``, the latest."""
     where = [c.version for c in resp.commits if c.staged_uri is None and c.inline_content == content]
-    if where != [version]:
-        return f"the proposal's {len(content)} inline bytes are listed at {[f'v{v}' for v in where] or 'no version'}"
-    if resp.latest_version != version:
-        return f"the latest version is v{resp.latest_version}, not v{version}"
+    return _once(where, resp.latest_version, version, f"the proposal's {len(content)} inline bytes")
+
+
+def _once(where: list[int], latest: int, version: int, what: str) -> str | None:
+    """Why a proposal listed at ``where`` with ``latest`` reported was ratified other than once at
+    ``version``. Listed nowhere with the latest unchanged says nothing of a second ratification: the
+    commit was not served at all, which the listing and retention checks judge (a broken premise)."""
+    if len(where) > 1 or latest > version:
+        return f"{what} is listed at {[f'v{v}' for v in where]}, the latest version is v{latest}, not v{version}"
+    if where != [version] or latest != version:
+        raise PremiseBroken(
+            f"{what} is listed at {[f'v{v}' for v in where] or 'no version'} with v{latest} the latest: the"
+            f" ratified v{version} is not served as ratified (judged by CAT-RETAIN-UNPUBLISHED and CAT-LIST-*)"
+        )
     return None
 
 

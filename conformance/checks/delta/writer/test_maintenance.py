@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
+import random
+from functools import partial
+
 import pytest
 
+from conformance.checks.delta.builders import premise
 from conformance.checks.delta.evidence import attempt, client_deletes, client_writes, speaks_only_uc_api
 from conformance.contract.delta import MaintenancePolicy, NotSupported, Storage
 from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.oracle.commits import decode
-from conformance.oracle.names import compaction_uri, published_uri
+from conformance.oracle.names import compaction_uri, parse, published_uri
 from conformance.report.outcomes import not_applicable
 from reference_impl.catalog.catalog import ReferenceCatalog
 
@@ -138,3 +143,71 @@ def test_forbidden_maintenance_is_not_run(
         )
     assert not maint, f"maintenance files written against the catalog's policy: {maint}"
     assert not deleted, f"cleanup deleted files against the catalog's policy: {deleted}"
+
+
+# The dimensions a policy can forbid that the contract can drive or observe: checkpoints, log
+# compaction and metadata cleanup are called; version checksum files are seen when a client writes
+# them (with a commit or a checkpoint). VACUUM has no call in the contract.
+POLICY_DIMENSIONS = ("checkpoint", "log_compaction", "checksum", "metadata_cleanup")
+_WRITTEN_KIND = {"checkpoint": "checkpoint", "compaction": "log_compaction", "checksum": "checksum"}
+
+
+@pytest.mark.req("WRT-MAINTENANCE-POLICY")
+def test_maintenance_obeys_every_policy_combination(
+    client: RecordingClient, ref_admin: ReferenceCatalog, transcript: Transcript, table_name: str, seed: int
+) -> None:
+    """Every combination of the four policy dimensions on one table whose policy changes between
+    rounds (a client that asked once and kept the answer is caught when the policy narrows): each
+    round commits, publishes, checkpoints, compacts and cleans up to its own commit, and nothing the
+    round's policy forbids may be written or deleted (RFC "Maintenance Operations on Catalog-managed
+    Tables": the policies cover checkpoints, log compaction, checksum files and metadata cleanup)."""
+    combos = [
+        frozenset(op for op, on in zip(POLICY_DIMENSIONS, bits, strict=True) if on)
+        for bits in itertools.product((True, False), repeat=len(POLICY_DIMENSIONS))
+    ]
+    # Everything allowed first (what a client that asks once and keeps the answer would keep), then
+    # the other fifteen in the seed's order.
+    combos = [combos[0], *random.Random(seed).sample(combos[1:], len(combos) - 1)]
+    with premise("the writer under test creating the table and publishing v1"):
+        client.create_table(table_name)
+        client.append(table_name, [{"id": 0, "value": "x"}])
+        client.publish(table_name)
+    table_id = ref_admin.resolve(table_name).table_id
+    found: list[str] = []
+    schedule: list[str] = []
+    transcript.notes["schedule"] = schedule
+    for i, allowed in enumerate(combos, start=1):
+        ref_admin.set_maintenance_policy(table_id, MaintenancePolicy(allowed=allowed | {"vacuum"}))
+        schedule.append(f"round {i}: the policy allows {sorted(allowed) or 'nothing'}")
+        start = len(transcript.events())
+        with premise(f"the writer under test committing and publishing v{i + 1}"):
+            client.append(table_name, [{"id": i, "value": "x"}])
+            client.publish(table_name)
+        attempt(lambda: client.checkpoint(table_name))
+        attempt(partial(client.compact_log, table_name, max(1, i - 2), i))
+        cleanup_start = len(transcript.events())
+        attempt(partial(client.cleanup, table_name, i + 1))  # v(i+1): this round's commit
+        step = transcript.events()[start:]
+        written = [
+            (_WRITTEN_KIND[f.kind], f.uri)
+            for e in step
+            if e.actor == "storage"
+            and e.op == "put"
+            and e.ok
+            and (f := parse(e.args["uri"]))
+            and f.kind in _WRITTEN_KIND
+        ]
+        found += [f"round {i}: {op} wrote {uri.rsplit('/', 1)[-1]}" for op, uri in written if op not in allowed]
+        # Deletes during the cleanup call only: a client may remove its own staged files as it publishes.
+        deleted = [e for e in transcript.events()[cleanup_start:] if e.actor == "storage" and e.op == "delete" and e.ok]
+        if deleted and "metadata_cleanup" not in allowed:
+            found.append(f"round {i}: cleanup deleted {len(deleted)} files")
+        if found:
+            break
+    if found and speaks_only_uc_api(transcript):
+        # As in test_forbidden_maintenance_is_not_run: UC's API carries no policy, so none reached it.
+        not_applicable(
+            "the client reaches its catalog over Unity Catalog's API, which carries no maintenance policy "
+            "(verified: every catalog request it made is UC's, none asked for lakecert's policy extension)"
+        )
+    assert not found, f"maintenance the catalog's policy forbade: {found} (policies in order: {schedule})"
