@@ -77,8 +77,10 @@ class DeltaSettings(_Strict):
     # its engine's preset (``model_preset``).
     model_guided: Literal["auto"] | bool = "auto"
     # The catalog-managed profiles' generated histories, nemesis and envelope: "default" fits a
-    # vendor's CI (the Delta profiles in under a minute); "deep" runs longer histories and more of them.
-    budget: Literal["default", "deep"] = "default"
+    # vendor's CI (the Delta profiles in under a minute); "deep" runs longer histories and more of them;
+    # "quick" shortens the histories to just past the boundaries they place, for a target or storage
+    # where one step costs a good part of a second (docs/certify.md, section 4b).
+    budget: Literal["quick", "default", "deep"] = "default"
 
 
 class Deadlines(_Strict):

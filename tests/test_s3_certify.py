@@ -11,7 +11,9 @@ from tests.moto_s3 import BUCKET, storage_config
 
 def test_reference_certified_on_s3(s3: S3Settings, tmp_path: Path, out: Path) -> None:
     cfg = tmp_path / "s3.yaml"
-    cfg.write_text(storage_config(s3) + "model: {examples: 5, steps: 10}\n")
+    # The quick budget: every history step is several S3 round trips through moto (the default
+    # budget's histories took 113 s of a 171 s run here); tests/test_selftest.py judges the default.
+    cfg.write_text(storage_config(s3) + "model: {examples: 5, steps: 10}\ndelta: {budget: quick}\n")
     proc = lakecert("run", "--config", str(cfg), "--out", str(out))
     res = results(out)
     assert proc.returncode == 0, proc.stdout[-3000:]

@@ -12,7 +12,9 @@ Unarmed, ``NemesisCatalog`` forwards every call and counts it. Armed for one ope
 
 Armed with ``before`` (a step and its description), the nemesis runs that step when the armed call
 arrives, before it acts: a rival's commit that reaches the catalog first, so that the client's
-proposal is answered with a conflict, which ``lose`` then loses as any other answer.
+proposal is answered with a conflict, which ``lose`` then loses as any other answer. Armed with
+``after`` (``lose`` only), it runs that step once the catalog has acted and before the lost answer
+reaches the client: another client publishing the commit the client is about to ask about.
 
 A client that never calls the object it was handed (an engine in another process talking to its
 catalog by itself) leaves ``calls`` at 0: the checks then say the nemesis could not reach it
@@ -49,6 +51,7 @@ class _Armed:
     op: Op
     action: Action
     before: tuple[Callable[[], object], str] | None = None  # a step run first, and what it is in words
+    after: tuple[Callable[[], object], str] | None = None  # a step run once the catalog acted (``lose``)
 
 
 class NemesisCatalog:
@@ -58,6 +61,7 @@ class NemesisCatalog:
         self._inner = inner
         self._restart = restart
         self._armed: _Armed | None = None
+        self._after: tuple[Callable[[], object], str] | None = None  # of the fault being fired
         self.calls = 0  # every call the client made through this object
         self.fired: list[str] = []  # what the nemesis did, in words, for why lines
 
@@ -77,12 +81,21 @@ class NemesisCatalog:
         checks say NOT_APPLICABLE (dropping the HTTP answer itself is not built)."""
         return self._inner
 
-    def arm(self, op: Op, action: Action, *, before: tuple[Callable[[], object], str] | None = None) -> None:
+    def arm(
+        self,
+        op: Op,
+        action: Action,
+        *,
+        before: tuple[Callable[[], object], str] | None = None,
+        after: tuple[Callable[[], object], str] | None = None,
+    ) -> None:
         if action in ("duplicate", "crash_before", "crash_after", "restart") and op != "commit":
             raise ValueError(f"{action} applies to commit proposals, not {op}")
         if action == "restart" and self._restart is None:
             raise ValueError("this nemesis has no catalog to restart")
-        self._armed = _Armed(op, action, before)
+        if after is not None and action != "lose":
+            raise ValueError("a step after the catalog acted goes with a lost answer only")
+        self._armed = _Armed(op, action, before, after)
 
     @property
     def pending(self) -> bool:
@@ -94,6 +107,7 @@ class NemesisCatalog:
         if armed is None or armed.op != op:
             return None
         self._armed = None
+        self._after = armed.after
         if armed.before is not None:
             step, what = armed.before
             step()
@@ -108,8 +122,18 @@ class NemesisCatalog:
         try:
             call()
         except Exception as answer:
+            self._run_after()
             raise CatalogTimeout(f"lakecert's nemesis lost the answer to {op}") from answer
+        self._run_after()
         raise CatalogTimeout(f"lakecert's nemesis lost the answer to {op}")
+
+    def _run_after(self) -> None:
+        """The ``after`` step of the fault being fired, while its answer is on the way (and lost)."""
+        after, self._after = self._after, None
+        if after is not None:
+            step, what = after
+            step()
+            self.fired.append(what)
 
     # ------------------------------------------------------------------ Catalog
 

@@ -60,8 +60,8 @@ def run_machine(machine: type[RuleBasedStateMachine], seed: int, budget: ModelBu
 # How long the directed histories are, per budget ("default": a vendor's CI; "deep": minutes).
 # The default crosses v99 -> v100 with a two-digit mark held below it (HOLD_* of the catalog check)
 # and goes a few dozen versions further; more is the deep budget's.
-HISTORY_VERSIONS = {"default": 140, "deep": 2400}
-HISTORY_ROUNDS = {"default": 1, "deep": 4}  # histories per check, each from its own seed
+HISTORY_VERSIONS = {"quick": 108, "default": 140, "deep": 2400}
+HISTORY_ROUNDS = {"quick": 1, "default": 1, "deep": 4}  # histories per check, each from its own seed
 
 
 @dataclass
@@ -97,7 +97,9 @@ class HistoryLog:
 # past every boundary the client histories place (unratified files every 25 versions, cleanup every
 # 50, a publication lag of 20 from v60, every policy combination at v70), no further by default:
 # a real client (a JVM behind a pipe) pays tens of milliseconds per step.
-CLIENT_HISTORY_VERSIONS = {"default": 120, "deep": 1500}
+# "quick": just past the publication lag (20 commits waiting from v60) and the first maintenance round
+# at v70, short of v100.
+CLIENT_HISTORY_VERSIONS = {"quick": 82, "default": 120, "deep": 1500}
 DEEP_FACTOR = 5  # the deep budget: this many times the state machines' sequences, each this much longer
 
 

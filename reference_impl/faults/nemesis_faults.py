@@ -338,9 +338,11 @@ class RatificationsWriteBehind(ReferenceCatalog):
         super().__init__(db_path, warehouse_uri, storage, read_limits=read_limits, durable=durable)
         with self._store.write() as tx:
             tx.conn.execute("CREATE TABLE IF NOT EXISTS write_behind (table_id TEXT PRIMARY KEY, flushed INTEGER)")
+            # CASE, not the two-argument MIN of SQLite (PostgreSQL has LEAST): the fault runs on both.
+            flushed = "COALESCE((SELECT flushed FROM write_behind WHERE write_behind.table_id = tables.table_id), 0)"
             tx.conn.execute(
-                "UPDATE tables SET latest_version = MIN(latest_version, COALESCE((SELECT flushed FROM"
-                " write_behind WHERE write_behind.table_id = tables.table_id), 0)) WHERE latest_version > 0"
+                f"UPDATE tables SET latest_version = CASE WHEN latest_version < {flushed} THEN latest_version"
+                f" ELSE {flushed} END WHERE latest_version > 0"
             )
             for table in ("commits", "ratified_content"):
                 tx.conn.execute(
@@ -352,7 +354,8 @@ class RatificationsWriteBehind(ReferenceCatalog):
     def _flush(tx: Tx, table_id: str, upto: int) -> None:
         tx.conn.execute(
             "INSERT INTO write_behind (table_id, flushed) VALUES (?, ?)"
-            " ON CONFLICT (table_id) DO UPDATE SET flushed = MAX(flushed, excluded.flushed)",
+            " ON CONFLICT (table_id) DO UPDATE SET flushed = CASE WHEN write_behind.flushed > excluded.flushed"
+            " THEN write_behind.flushed ELSE excluded.flushed END",
             (table_id, upto),
         )
 

@@ -387,14 +387,23 @@ class CleanClient:
             }
         }
 
-    def ratified_as(self, table_id: str, version: int, uri: str | None) -> bool:
-        """Whether the catalog holds ``uri`` as ``version`` (asked again if that answer is lost too)."""
+    def ratified_as(self, table_id: str, version: int, uri: str | None, log: str, content: bytes) -> bool:
+        """Whether ``version`` is this proposal (``uri``, ``content``): held by the catalog as ``uri``,
+        or, once ratified, published and forgotten by the catalog, published with this content (asked
+        again if the catalog's answer is lost too)."""
         for _ in range(self.max_attempts):
             try:
-                listed = self.catalog.get_commits(table_id, version, version).commits
+                resp = self.catalog.get_commits(table_id, version, version)
             except CatalogTimeout:
                 continue
-            return any(c.version == version and c.staged_uri == uri for c in listed)
+            if any(c.version == version for c in resp.commits):
+                return any(c.version == version and c.staged_uri == uri for c in resp.commits)
+            if resp.latest_version < version:
+                return False
+            try:
+                return self.storage.get(f"{log}/{version:020d}.json") == content
+            except FileNotFoundError:
+                return False
         raise RetriesExhausted(f"no answer from the catalog about v{version}")
 
     def transact(self, name: str, operation: str, build: Any) -> int:
@@ -416,7 +425,7 @@ class CleanClient:
             except (CommitConflict, CatalogTimeout):
                 # A conflict may answer a second delivery of this very proposal, and a lost answer says
                 # nothing: the catalog, the source of truth, says whether the version is ours.
-                if self.ratified_as(info.table_id, version, previous_uri):
+                if self.ratified_as(info.table_id, version, previous_uri, log, content):
                     return version
                 continue
             return version

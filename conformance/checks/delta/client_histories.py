@@ -54,6 +54,13 @@ ALL_POLICIES = [
 GHOST_VALUE = "never-ratified"  # rows of staged files the suite leaves beside ratified ones
 # Staged files of the suite sort before any a client names with a random UUID.
 GHOST_UUIDS = ("00000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000001")
+# An object store lists by key prefix, so a reader that looks a version's commit up by listing
+# "_staged_commits/<v>." (not by the name the catalog gave) finds every unratified object whose key
+# starts so. This suite's storage lists folders (a listing of "<v>." finds nothing), so the ghosts
+# above never reach such a reader here; one stray object under "<v>./" does, on a folder listing and
+# on a prefix listing alike (where "/" sorts before every UUID). Its key is no staged commit's name:
+# a reader that takes the file the catalog named never opens it.
+STRAY_NAME = "{version:020d}./" + GHOST_UUIDS[0] + ".json"
 
 
 @dataclass
@@ -390,7 +397,8 @@ class ClientHistory:
     def leave_unratified(self, t: Table) -> None:
         """Beside the ratified staged file of the latest version, two staged files for the same version
         that sort before it: one abandoned (never proposed), one rejected (proposed by the suite and
-        refused with a conflict). Each adds a row no ratified commit has."""
+        refused with a conflict); and a stray object whose key starts with the version (``STRAY_NAME``).
+        Each adds a row no ratified commit has."""
         v = t.model.latest
         ratified = t.staged.get(v)
         if ratified is None or ratified <= f"{v:020d}.{GHOST_UUIDS[-1]}.json" or v <= t.model.published:
@@ -410,7 +418,17 @@ class ClientHistory:
                     pass
                 else:
                     raise PremiseBroken(f"the reference catalog ratified v{v} twice")
-        self.log.step(f"suite: an abandoned and a rejected staged file for v{v} of {t.name}, sorting before {ratified}")
+        stray = STRAY_NAME.format(version=v)
+        with premise("writing a stray object whose key starts with a staged version"):
+            add = write_data_file(
+                self.storage, t.info.location, [{"id": -(1000 * v + 2), "value": GHOST_VALUE}], modification_time=0
+            )
+            info = A.commit_info_action(t.model.icts.get(v, 0), GHOST_UUIDS[0], "WRITE")
+            self.storage.put(f"{staged_dir(t.info.location)}/{stray}", A.encode_commit([info, add]))
+        self.log.step(
+            f"suite: an abandoned and a rejected staged file for v{v} of {t.name}, sorting before {ratified},"
+            f" and a stray object _staged_commits/{stray}"
+        )
 
     # ------------------------------------------------------------------ reads
 
@@ -498,14 +516,17 @@ class ClientHistory:
     def _explained_by_unratified(self, t: Table, version: int, got: list[dict[str, object]]) -> bool:
         """Whether the rows read at ``version`` are the model's with ratified commits replaced by staged
         files the catalog did not ratify: one version's, or every version's first or last staged file
-        by name (what a reader that picks staged files from the listing returns). Only asked once a
-        read differs."""
+        by name (what a reader that picks staged files from the listing returns), of every version or
+        of the published ones only (a reader that does so only where the catalog no longer lists the
+        version). Only asked once a read differs."""
         m = t.model
         files = self._unratified_files(t, version)
         choices: list[dict[int, list[dict[str, object]]]] = [{u: rows} for u, _, rows in files]
-        for pick in (min, max):
+        # Which file of a version sorts first or last depends on the writers' random UUIDs: every
+        # combination is tried, so that the finding does not depend on the order the seed gave them.
+        for pick, upto in itertools.product((min, max), (version, m.published)):
             chosen: dict[int, list[dict[str, object]]] = {}
-            for u in {u for u, _, _ in files}:
+            for u in {u for u, _, _ in files if u <= upto}:
                 names = {n: rows for v, n, rows in files if v == u}
                 if (ratified := t.staged.get(u)) is not None:
                     names[ratified] = []

@@ -31,7 +31,7 @@ from reference_impl.delta import log_paths as P
 # lakecert's own ceilings: a limit not found below them is not looked for further.
 NAME_CEILING = 1024  # characters of a table name
 INLINE_CEILING = 4 * 1024 * 1024  # bytes of one inline commit
-UNPUBLISHED_CEILING = {"default": 64, "deep": 1000}  # ratified, unpublished commits of one table
+UNPUBLISHED_CEILING = {"quick": 64, "default": 64, "deep": 1000}  # ratified, unpublished commits of one table
 FIRST_NAME = 16  # the first name length tried (a catalog refusing it has no useful names)
 FIRST_INLINE = 1024  # the first inline size tried
 
@@ -187,7 +187,7 @@ def padded_commit(size: int, version: int) -> bytes:
     seed = new_uuid().replace("-", "")
     info["commitInfo"]["lakecertPadding"] = (seed * (size // len(seed) + 1))[: size - bare]
     content = A.encode_commit([info])
-    assert len(content) == size
+    assert len(content) == size, f"lakecert's padded commit is {len(content)} bytes, not {size}"
     return content
 
 

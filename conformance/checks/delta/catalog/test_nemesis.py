@@ -50,6 +50,11 @@ LONG_UNPUBLISHED = 5
 # which may have gone to a table of the run the suite does not track (a check that only stages), so
 # several are asked for; one in-process call each.
 NEW_AFTER_RESTART = 8
+# Name tails a restart must keep apart (RFC "Table Discovery": a name resolves to its table's location):
+# two that differ only in case, and a non-ASCII one. A catalog that rebuilds its name index when it
+# starts (case-folded, normalised, re-encoded) sends one of them to another table, or to none, only then.
+CASE_PAIR = ("Case", "case")
+NON_ASCII = "café"
 
 
 def _survived(restarted: Catalog, storage: Storage, table: TableInfo, staged: dict[int, str], mark: int) -> None:
@@ -79,6 +84,25 @@ def _survived(restarted: Catalog, storage: Storage, table: TableInfo, staged: di
             raise Violation(
                 DURABLE, f"v{version}'s in-commit timestamp changed across the restart to {commit.in_commit_timestamp}"
             )
+
+
+def _named(driver: CatalogDriver, name: str) -> bool:
+    """Create a table named ``name``; False when the catalog refuses the name (its naming rules are its
+    own: a case-insensitive catalog refuses the second of a pair as taken, another refuses non-ASCII)."""
+    try:
+        driver.new_table(name)
+    except PremiseBroken as e:
+        if isinstance(e.__cause__, CatalogError):
+            return False
+        raise
+    return True
+
+
+def _resolved(catalog: Catalog, name: str) -> TableInfo | None:
+    try:
+        return catalog.resolve(name)
+    except CatalogError:
+        return None
 
 
 def _goes_on(restarted: Catalog, again: CatalogDriver, table: TableInfo, taken: int, kept: str | None) -> None:
@@ -112,7 +136,7 @@ def _goes_on(restarted: Catalog, again: CatalogDriver, table: TableInfo, taken: 
         raise Violation(DURABLE, f"v{taken + 1}, ratified after the restart at latest + 1, is not listed")
 
 
-@pytest.mark.req("CAT-RATIFY-DURABLE", "CAT-STAGING-UNIQUE")
+@pytest.mark.req("CAT-RATIFY-DURABLE", "CAT-STAGING-UNIQUE", "CAT-RESOLVE-LOCATION")
 def test_ratified_commits_survive_a_restart(
     lakecert: RunContext,
     driver: CatalogDriver,
@@ -122,7 +146,8 @@ def test_ratified_commits_survive_a_restart(
 ) -> None:
     """One restart, judged on two tables: one whose every commit is published and marked (its latest
     version lives only in the catalog's own record) and a longer history with ratified, unpublished
-    commits; then on the locations of staging tables created after it."""
+    commits; on the names of every table created before it; then on the locations of staging tables
+    created after it."""
     done = driver.new_table(f"{table_name}_published")
     published = driver.commit_range(done, 1, 3)
     with premise("publishing v1-v3 and recording the mark (the catalog may drop every commit it stores)"):
@@ -131,6 +156,18 @@ def test_ratified_commits_survive_a_restart(
     staged = driver.history(long, LONG, unpublished=LONG_UNPUBLISHED)
     mark = LONG - LONG_UNPUBLISHED
     driver.listing(long)  # premise: the listing is complete before the restart
+    # Names that differ only in case, and a non-ASCII one: each must still name its own table after the
+    # restart. The first of the pair is in the alphabet every catalog takes (docs/certify.md); the
+    # others may be refused, or the pair taken for one name (case-insensitive, as Unity Catalog is):
+    # then the pair is one name to this catalog and not judged as two.
+    upper, lower = f"{table_name}_{CASE_PAIR[0]}", f"{table_name}_{CASE_PAIR[1]}"
+    driver.new_table(upper)
+    names = [f"{table_name}_published", table_name, upper]
+    names += [name for name in (lower, f"{table_name}_{NON_ASCII}") if _named(driver, name)]
+    with premise("resolving every table's name before the restart"):
+        resolved = {name: driver.catalog.resolve(name) for name in names}
+    if lower in resolved and resolved[lower].table_id == resolved[upper].table_id:
+        del resolved[lower]
     before = set(table_locations)
     restarted = RecordingCatalog(
         restart_target_catalog(lakecert), transcript, under_test=True, call_s=lakecert.config.settings.deadlines.call_s
@@ -142,6 +179,18 @@ def test_ratified_commits_survive_a_restart(
     # What the catalog kept is judged raw: a commit missing here is what a restart lost.
     _survived(restarted, driver.storage, done, published, 3)
     _survived(restarted, driver.storage, long, staged, mark)
+    # Every name still resolves to its own table: a name index rebuilt at start-up (case-folded,
+    # normalised) sends one of two names to the other's table, where its readers and writers then go.
+    for name, was in resolved.items():
+        now = _resolved(restarted, name)
+        if now is None or (now.table_id, now.location.rstrip("/")) != (was.table_id, was.location.rstrip("/")):
+            where = "no table" if now is None else f"table {now.table_id} at {now.location}"
+            raise Violation(
+                "CAT-RESOLVE-LOCATION",
+                f"before the restart the name {name!r} resolved to table {was.table_id} at {was.location}; after"
+                f" it to {where} (names created before it: {sorted(resolved)}): a name must resolve to its own"
+                " table's location, across restarts too",
+            )
     again = CatalogDriver(restarted, driver.storage, published=driver.published, locations=table_locations)
     _goes_on(restarted, again, done, 3, None)
     _goes_on(restarted, again, long, LONG, staged[LONG])

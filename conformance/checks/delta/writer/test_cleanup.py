@@ -50,6 +50,16 @@ def test_no_cleanup_without_a_checkpoint(
     location = _prepare(suite_client, table_name, checkpoint=False)
     _, deleted = _cleanup(client, suite_storage, location, table_name)
     assert not deleted, f"deleted without any checkpoint at or before v{CUTOFF}: {sorted(f.uri for f in deleted)}"
+    # Now a checkpoint exists, but only after the cut-off (v6, the newest published version): it is no
+    # cut-off checkpoint, so cleanup must still delete nothing. A writer that takes the checkpoint
+    # nearest the cut-off, or the newest one, would delete v0-v5, which the cut-off keeps.
+    if suite_client.checkpoint(table_name) != CUTOFF + 1:
+        raise RuntimeError(f"the suite's own client could not write the checkpoint of v{CUTOFF + 1}")
+    _, deleted = _cleanup(client, suite_storage, location, table_name)
+    assert not deleted, (
+        f"deleted with the only checkpoint (v{CUTOFF + 1}) after the cut-off v{CUTOFF}:"
+        f" {sorted(f.uri for f in deleted)}"
+    )
 
 
 @pytest.mark.req("WRT-CLEANUP-KEEPS")

@@ -25,11 +25,15 @@ from conformance.nemesis import NemesisCatalog, in_time_zone
 from conformance.nemesis.clock import FAR_EAST, FAR_WEST
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
+from conformance.oracle import commits as oracle_commits
+from conformance.oracle.names import log_dir, parse
+from conformance.oracle.replay import replay, table_commits
 from conformance.report.outcomes import PremiseBroken, Violation, not_applicable
 from conformance.run_context import RunContext
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.actions import commit_info, decode_commit
 from reference_impl.delta.client import ReferenceClient, wall_clock_ms
+from reference_impl.delta.data_files import read_data_file
 from reference_impl.delta.log_paths import delta_uri
 
 ONCE = "WRT-LOST-ANSWER-ONCE"
@@ -124,7 +128,7 @@ def _judge_change(
         version = outcome.value
         if seen == 0:
             raise Violation(rule, f"{what}: the append reported v{version}, yet its row is not in the table")
-        assert isinstance(version, int)
+        assert isinstance(version, int), f"the append returned {version!r}, not the version it committed"
         holds = _times(reader.read(name, version=version).rows, B) == 1
         before = version > 0 and _times(reader.read(name, version=version - 1).rows, B) == 1
         if not holds or before:
@@ -198,7 +202,7 @@ def test_lost_conflict_is_not_taken_for_success(
         )
     if outcome.error is None:
         version = outcome.value
-        assert isinstance(version, int)
+        assert isinstance(version, int), f"the append returned {version!r}, not the version it committed"
         holds = _times(suite_client.read(table_name, version=version).rows, B) == 1
         before = version > 0 and _times(suite_client.read(table_name, version=version - 1).rows, B) == 1
         if not holds or before:
@@ -209,6 +213,73 @@ def test_lost_conflict_is_not_taken_for_success(
             )
     _keeps_working(ONCE, client, suite_client, ref_admin, table_name, what)
     _report_outcome(outcome, seen, what)
+
+
+def _adding(admin: Catalog, storage: Storage, info: TableInfo, row: dict[str, object]) -> tuple[list[int], int]:
+    """By lakecert's own decoder (``conformance/oracle``), over the catalog's commits and ``_delta_log``:
+    the versions whose commit adds a data file holding ``row``, and how often the latest version holds it."""
+    resp = admin.get_commits(info.table_id)
+    ratified = {c.version: c.inline_content or storage.get(c.staged_uri or "") for c in resp.commits}
+    published = {}
+    for found in storage.list(f"{log_dir(info.location)}/"):
+        name = parse(found.uri)
+        if name is not None and name.kind == "delta":
+            published[name.version] = storage.get(found.uri)
+    with premise("decoding the table's commits (their format is judged by WRT-STAGED-FORMAT)"):
+        commits = {
+            v: oracle_commits.decode(c) for v, c in table_commits(published, ratified, resp.latest_version).items()
+        }
+    adding = [
+        v
+        for v, actions in sorted(commits.items())
+        if any(row in read_data_file(storage, info.location, a["path"]) for a in oracle_commits.of_kind(actions, "add"))
+    ]
+    snap = replay(commits, resp.latest_version)
+    held = sum(_times(read_data_file(storage, info.location, path), row) for path in snap.files)
+    return adding, held
+
+
+@pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME")
+def test_lost_answer_then_published_by_another_lands_once(
+    bind: Bind,
+    nemesis: NemesisCatalog,
+    ref_admin: ReferenceCatalog,
+    suite_client: ReferenceClient,
+    suite_storage: Storage,
+    table_name: str,
+) -> None:
+    """The catalog ratifies the writer's v2 and the answer is lost; before the writer can ask, another
+    client publishes the table and reports the mark, and the catalog drops v2 ("Terminology: Commits":
+    published commits need not be stored). The listing no longer holds v2; the catalog's latest and
+    _delta_log's v2 (the writer's own bytes) still say it landed. A writer that looks in the listing
+    only takes it for lost and commits its change a second time."""
+    client = bind(nemesis)
+    _start(client, nemesis, table_name, A)
+    published: list[bool] = []
+
+    def publish() -> None:
+        suite_client.publish(table_name)
+        published.append(True)
+
+    nemesis.arm("commit", "lose", after=(publish, "another client published v1-v2 and marked them; v2 was dropped"))
+    outcome = attempt(lambda: client.append(table_name, [B]))
+    if nemesis.pending or not published:
+        raise PremiseBroken("the writer's proposal did not reach the catalog, or the suite's publication failed")
+    what = "v2 was ratified and its answer lost; another client published v2 before the writer asked"
+    info = ref_admin.resolve(table_name)
+    _no_lost_version(ONCE, ref_admin, suite_storage, info, what)
+    adding, held = _adding(ref_admin, suite_storage, info, B)
+    if len(adding) > 1 or held > 1:
+        raise Violation(
+            ONCE,
+            f"{what}: versions {adding} each add the appended row (the latest version holds it {held} time(s)):"
+            " the writer committed its change again, though the catalog's latest version and _delta_log's v2,"
+            " its own commit, said it had landed",
+        )
+    if outcome.error is None and adding != [outcome.value]:
+        raise Violation(ONCE, f"{what}: the append reported v{outcome.value}, but the row was added at {adding}")
+    _keeps_working(ONCE, client, suite_client, ref_admin, table_name, what)
+    _report_outcome(outcome, held, what)
 
 
 @pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME")
@@ -272,7 +343,7 @@ def test_lost_listing_answer_never_reads_a_stale_table(
     what = "the catalog's answer to the writer's listing was lost while the table was at v2, unpublished"
     if outcome.error is None:
         got = outcome.value
-        assert got is not None
+        assert got is not None, "the read returned nothing, not the table"
         if got.version != 2 or got.rows != [A, B]:
             raise Violation(
                 ONCE,

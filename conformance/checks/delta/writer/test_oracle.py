@@ -9,21 +9,23 @@ File", "Change Metadata"): the reference's own replay tolerates repeats, the pro
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 
 import pytest
 
 from conformance.checks.delta.builders import premise, when
 from conformance.checks.delta.evidence import call_windows, table_commits
 from conformance.checks.delta.writer.conftest import WrittenTable, ahead_client
-from conformance.contract.delta import Storage
+from conformance.contract.delta import CommitConflict, Storage
 from conformance.nemesis import in_time_zone
-from conformance.observe.recording import RecordingClient
+from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.oracle.clock import TOLERANCE_MS, off_the_clock, span
 from conformance.oracle.commits import Action, in_commit_timestamp, repeated_actions, txn_id
 from conformance.oracle.txn_ids import TxnIdRegistry
 from conformance.run_context import RunContext
 from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.delta.client import ReferenceClient
 
 # India's zone, as a POSIX TZ string (no tz database needed; POSIX counts hours *west* of UTC):
 # UTC+5:30, so a local wall-clock reading taken for UTC lands five and a half hours in the future.
@@ -111,8 +113,35 @@ def test_txn_ids_are_unique_across_tables_and_clients(
 
 
 @pytest.mark.req("WRT-FILE-ACTIONS-ONCE")
-def test_each_file_action_and_metadata_once_per_commit(written: WrittenTable) -> None:
-    for version, actions in written.commits.items():
+def test_each_file_action_and_metadata_once_per_commit(
+    written: WrittenTable,
+    client: RecordingClient,
+    ref_catalog: RecordingCatalog,
+    ref_admin: ReferenceCatalog,
+    suite_client: ReferenceClient,
+    transcript: Transcript,
+) -> None:
+    # One more append, whose first proposal loses v14 to a rival's commit: a writer that rebases builds
+    # its commit again, and one that keeps the action list of the lost attempt holds its add twice.
+    name = written.info.name
+    raced: list[int] = []
+
+    def rival(table_id: str, version: int) -> None:
+        if not raced and table_id == written.info.table_id:
+            raced.append(suite_client.append(name, [{"id": 990, "value": "rival"}]))
+
+    transcript.notes["schedule"] = [
+        "client: create, 12 appends, delete (v0-v13)",
+        "suite: append (v14) just before the client's next proposal",
+        "client: append, whose proposal for v14 conflicts",
+    ]
+    ref_catalog.before_commit.append(rival)
+    # Rebasing is a MAY: a writer that gives the conflict up has no rebased commit to judge.
+    with premise("the writer under test appending after losing v14 to a rival"), suppress(CommitConflict):
+        client.append(name, [{"id": 991, "value": "after the race"}])
+    ref_catalog.before_commit.remove(rival)
+    # Every commit as the catalog ratified it, the rebased one included, read by lakecert's decoder.
+    for version, actions in _commits(ref_admin, written.storage, name).items():
         repeated = repeated_actions(actions)
         assert not repeated, (
             f"v{version} holds {', '.join(repeated)}; a commit may hold one metaData and one add and one"
