@@ -572,14 +572,16 @@ class ClientHistory:
         else:
             self.read(t, version=v)
 
-    def read_all(self, t: Table, stride: int = 1) -> None:
-        """Every readable version by version, and by its in-commit timestamp every ``stride``-th one
-        and at each checkpoint and the version after it (a timestamp read walks the log back from
-        the latest: every one of them on a long table is the deep budget's)."""
+    def read_all(self, t: Table, stride: int = 1, version_stride: int = 1) -> None:
+        """Every ``version_stride``-th readable version by version (every one but on the quick budget),
+        and by its in-commit timestamp every ``stride``-th one, each also at each checkpoint and the
+        version after it (a timestamp read walks the log back from the latest: every one of them on a
+        long table is the deep budget's)."""
         readable = t.model.readable()
         marks = {c for c in t.model.checkpoints} | {c + 1 for c in t.model.checkpoints} | {readable[0], readable[-1]}
         for v in readable:
-            self.read(t, version=v)
+            if (v - readable[0]) % version_stride == 0 or v in marks:
+                self.read(t, version=v)
             if (v - readable[0]) % stride == 0 or v in marks:
                 self.read(t, at=v)
         self.log.step(f"read every readable version of {t.name} (v{readable[0]}-v{readable[-1]})")
