@@ -522,9 +522,13 @@ class ClientHistory:
         m = t.model
         files = self._unratified_files(t, version)
         choices: list[dict[int, list[dict[str, object]]]] = [{u: rows} for u, _, rows in files]
+        # The versions the catalog no longer lists: its publication mark, which may lag behind what
+        # the clients published (the model's mark).
+        listed = self.ref_admin.get_commits(t.info.table_id)
+        forgotten = min((c.version for c in listed.commits), default=listed.latest_version + 1) - 1
         # Which file of a version sorts first or last depends on the writers' random UUIDs: every
         # combination is tried, so that the finding does not depend on the order the seed gave them.
-        for pick, upto in itertools.product((min, max), (version, m.published)):
+        for pick, upto in itertools.product((min, max), (version, m.published, forgotten)):
             chosen: dict[int, list[dict[str, object]]] = {}
             for u in {u for u, _, _ in files if u <= upto}:
                 names = {n: rows for v, n, rows in files if v == u}
@@ -538,7 +542,13 @@ class ClientHistory:
             instead = m.rows(version)
             for u, file_rows in sorted(chosen.items()):
                 added = [{"id": i, "value": v} for i, v in m.versions[u].items() if m.versions[u - 1].get(i) != v]
-                instead = [r for r in instead if r not in added] + [r for r in file_rows if r not in instead]
+                # A row of the file whose id the history deleted after u is gone too (a rejected race
+                # proposal names the same data file as its rebased, ratified retry).
+                alive = set(m.versions[version])
+                deleted = {i for w in range(u, version + 1) for i in m.versions[w]} - alive
+                instead = [r for r in instead if r not in added] + [
+                    r for r in file_rows if r not in instead and r["id"] not in deleted
+                ]
             if chosen and sorted(instead, key=lambda r: int(str(r["id"]))) == got:
                 return True
         return False
