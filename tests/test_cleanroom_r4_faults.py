@@ -160,12 +160,27 @@ class Nemesis:
         return policy
 
 
-class SlowStagedStorage(MemoryStorage):
-    """An object store whose reads of staged commits take a while (a remote store under load)."""
+class RendezvousStagedStorage(MemoryStorage):
+    """An object store whose first read of a staged commit waits for a second one to start (a slow
+    remote store): a catalog that reads proposals outside its lock has two readers at once, whatever
+    the machine's load; one that holds its lock never has, and goes on after ``WAIT_S``, once."""
+
+    WAIT_S = 2.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._readers = 0
+        self._count = threading.Lock()
+        self._two = threading.Event()
 
     def get(self, uri: str) -> bytes:
-        if "/_staged_commits/" in uri:
-            time.sleep(0.05)
+        if "/_staged_commits/" in uri and not self._two.is_set():
+            with self._count:
+                self._readers += 1
+                if self._readers >= 2:
+                    self._two.set()
+            if not self._two.wait(self.WAIT_S):
+                self._two.set()  # no second reader: a serialising catalog, which nobody makes wait again
         return super().get(uri)
 
 
@@ -255,7 +270,7 @@ def s_piggyback_mark(target: DurableTarget, tmp: Path) -> bool:
 
 
 def s_unlocked_race(target: DurableTarget, tmp: Path) -> bool:
-    _, cat, storage = setup(target, tmp, SlowStagedStorage())
+    _, cat, storage = setup(target, tmp, RendezvousStagedStorage())
     info = new_table(cat, storage)
     uris = [stage(storage, info.location, 1, body(now_ms())) for _ in range(6)]
     barrier = threading.Barrier(len(uris))
@@ -624,8 +639,8 @@ def s_mtime_time_travel(target: DurableTarget, tmp: Path) -> bool:
     for i in range(1, 4):
         client.append("t", [row(i)])
         icts.append(commit_info(cat, storage, info, i)["inCommitTimestamp"])
-        time.sleep(0.01)
-    time.sleep(0.05)
+    while now_ms() <= icts[-1] + 1:  # the clock past the last commit, so the files are dated after it
+        time.sleep(0.001)
     client.publish("t")  # published late: the files' modification times are after every commit
     try:
         result = client.read("t", timestamp_ms=icts[1])
