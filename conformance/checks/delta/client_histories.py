@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -35,7 +35,8 @@ from conformance.model.catalog_managed import MAINTENANCE_OPS, LogEntry, TableMo
 from conformance.observe.recording import RecordingCatalog, RecordingClient, TargetRaised
 from conformance.observe.transcript import Event, Transcript
 from conformance.report.outcomes import PremiseBroken
-from conformance.schedules.generated import HistoryLog
+from conformance.run_context import RunContext
+from conformance.schedules.generated import HISTORY_ROUNDS, HistoryLog
 from conformance.schedules.race import race
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta import actions as A
@@ -61,6 +62,24 @@ GHOST_UUIDS = ("00000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-
 # on a prefix listing alike (where "/" sorts before every UUID). Its key is no staged commit's name:
 # a reader that takes the file the catalog named never opens it.
 STRAY_NAME = "{version:020d}./" + GHOST_UUIDS[0] + ".json"
+
+
+def history_rounds(
+    lakecert: RunContext,
+    clients: Sequence[RecordingClient],
+    ref_admin: ReferenceCatalog,
+    storage: Storage,
+    transcript: Transcript,
+    seed: int,
+    rules: frozenset[str],
+) -> Iterator[tuple[int, ClientHistory]]:
+    """One history per round of the run's budget (``HISTORY_ROUNDS``), each with its own seed, log
+    and random source (``ClientHistory.rng``), all over the same clients under test."""
+    suite = RecordingCatalog(ref_admin, transcript, actor="suite")
+    for round_no in range(HISTORY_ROUNDS[lakecert.config.settings.delta.budget]):
+        log = HistoryLog(transcript, seed + round_no, lakecert.config.seed)
+        rng = random.Random(seed + round_no)
+        yield round_no, ClientHistory(clients, ref_admin, suite, storage, transcript, log, rng, rules)
 
 
 @dataclass

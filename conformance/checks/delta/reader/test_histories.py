@@ -17,12 +17,12 @@ from collections.abc import Callable
 
 import pytest
 
-from conformance.checks.delta.client_histories import ClientHistory
+from conformance.checks.delta.client_histories import ClientHistory, history_rounds
 from conformance.contract.delta import Storage
-from conformance.observe.recording import RecordingCatalog, RecordingClient
+from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.run_context import RunContext
-from conformance.schedules.generated import CLIENT_HISTORY_VERSIONS, HISTORY_ROUNDS, HistoryLog
+from conformance.schedules.generated import CLIENT_HISTORY_VERSIONS
 from reference_impl.catalog.catalog import ReferenceCatalog
 
 RULES = frozenset({"RDR-UNPUBLISHED", "RDR-LIST-FALLBACK", "RDR-IGNORE-UNRATIFIED", "RDR-TIME-TRAVEL-ICT"})
@@ -87,12 +87,8 @@ def test_long_histories_read_every_version_and_timestamp(
 ) -> None:
     budget = lakecert.config.settings.delta.budget
     clients = [client, client_factory(), client_factory()]
-    suite = RecordingCatalog(ref_admin, transcript, actor="suite")
-    for round_no in range(HISTORY_ROUNDS[budget]):
-        rng = random.Random(seed + round_no)
-        log = HistoryLog(transcript, seed + round_no, lakecert.config.seed)
-        h = ClientHistory(clients, ref_admin, suite, suite_storage, transcript, log, rng, RULES)
+    for round_no, h in history_rounds(lakecert, clients, ref_admin, suite_storage, transcript, seed, RULES):
         stride = {"deep": 1, "default": TIMESTAMP_STRIDE}.get(budget, 2 * TIMESTAMP_STRIDE)
         version_stride = 3 if budget == "quick" else 1  # quick: every 3rd version by version, besides the marks
         versions = CLIENT_HISTORY_VERSIONS[budget]
-        run_history(h, f"{table_name[:40]}_{round_no}", rng, versions, seed + round_no, stride, version_stride)
+        run_history(h, f"{table_name[:40]}_{round_no}", h.rng, versions, seed + round_no, stride, version_stride)

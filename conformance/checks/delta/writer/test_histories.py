@@ -16,12 +16,12 @@ from collections.abc import Callable
 
 import pytest
 
-from conformance.checks.delta.client_histories import ALL_POLICIES, POLICY_OPS, ClientHistory, Table
+from conformance.checks.delta.client_histories import ALL_POLICIES, POLICY_OPS, ClientHistory, Table, history_rounds
 from conformance.contract.delta import Storage
-from conformance.observe.recording import RecordingCatalog, RecordingClient
+from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.run_context import RunContext
-from conformance.schedules.generated import CLIENT_HISTORY_VERSIONS, HISTORY_ROUNDS, HistoryLog
+from conformance.schedules.generated import CLIENT_HISTORY_VERSIONS
 from reference_impl.catalog.catalog import ReferenceCatalog
 
 RULES = frozenset(
@@ -104,9 +104,5 @@ def test_long_histories_of_maintenance_and_publication_match_the_model(
 ) -> None:
     budget = lakecert.config.settings.delta.budget
     clients = [client, client_factory(), client_factory()]
-    suite = RecordingCatalog(ref_admin, transcript, actor="suite")
-    for round_no in range(HISTORY_ROUNDS[budget]):
-        rng = random.Random(seed + round_no)
-        log = HistoryLog(transcript, seed + round_no, lakecert.config.seed)
-        h = ClientHistory(clients, ref_admin, suite, suite_storage, transcript, log, rng, RULES)
-        run_history(h, f"{table_name[:40]}_{round_no}", rng, CLIENT_HISTORY_VERSIONS[budget], seed + round_no)
+    for round_no, h in history_rounds(lakecert, clients, ref_admin, suite_storage, transcript, seed, RULES):
+        run_history(h, f"{table_name[:40]}_{round_no}", h.rng, CLIENT_HISTORY_VERSIONS[budget], seed + round_no)
