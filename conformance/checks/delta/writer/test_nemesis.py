@@ -407,6 +407,35 @@ def _crashed(outcome: Attempt[int]) -> None:
         raise PremiseBroken("the nemesis crashed the client, yet its append returned: the crash did not take")
 
 
+def _taken_over(
+    fresh: RecordingClient, table_name: str, what: str, was: tuple[int, list[dict[str, object]]], told: str
+) -> None:
+    """The writer that takes over after a crash reads the table as it ``was`` (version, rows), commits
+    the next version and publishes."""
+    seen = attempt(lambda: fresh.read(table_name))
+    if seen.error is not None or seen.value is None or (seen.value.version, seen.value.rows) != was:
+        shown = seen.error or (seen.value and (seen.value.version, seen.value.rows))
+        raise Violation(CRASH, f"{what}: its read gave {shown!r}; {told}")
+    written = attempt(lambda: fresh.append(table_name, [C]))
+    if written.error is not None or written.value != was[0] + 1:
+        raise Violation(CRASH, f"{what}: its append gave {written.error or written.value!r}, not v{was[0] + 1}")
+    published = attempt(lambda: fresh.publish(table_name))
+    if published.error is not None:
+        raise Violation(CRASH, f"{what}: its publish raised {type(published.error).__name__}: {published.error}")
+
+
+def _published_as_ratified(
+    admin: ReferenceCatalog, storage: Storage, transcript: Transcript, table_name: str, upto: int, what: str
+) -> None:
+    """v1..``upto`` are in ``_delta_log`` exactly as the catalog ratified them."""
+    info = admin.resolve(table_name)
+    ratified = ratified_content(transcript, storage, info.table_id)
+    for version in range(1, upto + 1):
+        uri = delta_uri(info.location, version)
+        if not storage.exists(uri) or storage.get(uri) != ratified.get(version):
+            raise Violation(CRASH, f"{what}: after its publish, _delta_log's v{version} is not the ratified v{version}")
+
+
 @pytest.mark.req("WRT-CRASH-RECOVERY")
 def test_crash_before_proposing_leaves_an_ignored_orphan(
     bind: Bind,
@@ -430,23 +459,8 @@ def test_crash_before_proposing_leaves_an_ignored_orphan(
             " by that rule's checks): a crash before proposing then leaves a published file no catalog ratified"
         )
     what = "a writer crashed after staging v2 and before proposing it; a new writer took over"
-    fresh = bind(nemesis)
-    seen = attempt(lambda: fresh.read(table_name))
-    if seen.error is not None or seen.value is None or (seen.value.version, seen.value.rows) != (1, [A]):
-        shown = seen.error or (seen.value and (seen.value.version, seen.value.rows))
-        raise Violation(CRASH, f"{what}: its read gave {shown!r}; the table is v1 with one row (no orphan)")
-    written = attempt(lambda: fresh.append(table_name, [C]))
-    if written.error is not None or written.value != 2:
-        raise Violation(CRASH, f"{what}: its append gave {written.error or written.value!r}, not v2")
-    published = attempt(lambda: fresh.publish(table_name))
-    if published.error is not None:
-        raise Violation(CRASH, f"{what}: its publish raised {type(published.error).__name__}: {published.error}")
-    info = ref_admin.resolve(table_name)
-    ratified = ratified_content(transcript, suite_storage, info.table_id)
-    for version in (1, 2):
-        uri = delta_uri(info.location, version)
-        if not suite_storage.exists(uri) or suite_storage.get(uri) != ratified.get(version):
-            raise Violation(CRASH, f"{what}: after its publish, _delta_log's v{version} is not the ratified v{version}")
+    _taken_over(bind(nemesis), table_name, what, (1, [A]), "the table is v1 with one row (no orphan)")
+    _published_as_ratified(ref_admin, suite_storage, transcript, table_name, 2, what)
     rows = suite_client.read(table_name).rows
     if rows != [A, C]:
         raise Violation(CRASH, f"{what}: the table reads {rows}; the crashed append's row must not be in it")
@@ -469,24 +483,9 @@ def test_crash_after_ratification_is_published_by_the_next_writer(
     nemesis.arm("commit", "crash_after")
     _crashed(attempt(lambda: crashed.append(table_name, [B])))
     what = "a writer crashed after v2 was ratified and before it published; a new writer took over"
-    fresh = bind(nemesis)
-    seen = attempt(lambda: fresh.read(table_name))
-    if seen.error is not None or seen.value is None or (seen.value.version, seen.value.rows) != (2, [A, B]):
-        shown = seen.error or (seen.value and (seen.value.version, seen.value.rows))
-        raise Violation(CRASH, f"{what}: its read gave {shown!r}; the table is v2 with both rows")
-    written = attempt(lambda: fresh.append(table_name, [C]))
-    if written.error is not None or written.value != 3:
-        raise Violation(CRASH, f"{what}: its append gave {written.error or written.value!r}, not v3")
-    published = attempt(lambda: fresh.publish(table_name))
-    if published.error is not None:
-        raise Violation(CRASH, f"{what}: its publish raised {type(published.error).__name__}: {published.error}")
-    info = ref_admin.resolve(table_name)
-    _no_lost_version(CRASH, ref_admin, suite_storage, info, what)
-    ratified = ratified_content(transcript, suite_storage, info.table_id)
-    for version in (1, 2, 3):
-        uri = delta_uri(info.location, version)
-        if not suite_storage.exists(uri) or suite_storage.get(uri) != ratified.get(version):
-            raise Violation(CRASH, f"{what}: after its publish, v{version} is not published as ratified")
+    _taken_over(bind(nemesis), table_name, what, (2, [A, B]), "the table is v2 with both rows")
+    _no_lost_version(CRASH, ref_admin, suite_storage, ref_admin.resolve(table_name), what)
+    _published_as_ratified(ref_admin, suite_storage, transcript, table_name, 3, what)
     rows = suite_client.read(table_name).rows
     if rows != [A, B, C]:
         raise Violation(CRASH, f"{what}: the table reads {rows}; every ratified row must be in it once")
