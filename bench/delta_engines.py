@@ -22,6 +22,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -59,14 +60,16 @@ def schedules_run(target: str, test: str) -> int:
     """The schedules a PASS check ran: on a catalog-managed table (``-cm``) other checks run each
     schedule with both publication lags; Kernel skips the schedules it cannot build."""
     function = _function(test)
-    twice = test.endswith("-cm]") and function not in PUBLISHING
+    sliced = re.search(r"-(\d+)of(\d+)\]$", test)  # one part of a check cut into parts (sc.slices)
+    twice = re.search(r"-cm(-\d+of\d+)?\]$", test) is not None and function not in PUBLISHING
     if target == "delta-kernel":
         from conformance.adapters.delta_kernel.engine import SUPPORTED
 
         ran = sum(1 for s in SCENARIOS[function].schedules if all(op.kind in SUPPORTED for _, op in s.ops))
     else:
         ran = SCHEDULES[function]
-    return ran * (2 if twice else 1)
+    ran *= 2 if twice else 1
+    return len(range(int(sliced[1]) - 1, ran, int(sliced[2]))) if sliced else ran
 
 
 # The configurations each engine writes, as observed (docs/compatibility.md); the others are NOT_APPLICABLE.

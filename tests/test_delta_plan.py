@@ -17,7 +17,9 @@ from conformance.checks.delta_conflicts.scenarios import (
     CONFIGS,
     EVERY_TWO_OPERATION_SCHEDULE,
     FILESYSTEM,
+    SLICE_SCHEDULES,
     config_id,
+    slices,
 )
 from conformance.checks.explorer.harness import first_finding
 from conformance.checks.explorer.plan import Planned, classes
@@ -190,3 +192,15 @@ def test_a_failing_check_leaves_its_other_schedules_unrun() -> None:
     runner.close()
     # its first run, and at most the one the pool had already taken: none of the 16 after it
     assert 1 <= len(engine.created) <= 2, engine.created
+
+
+@pytest.mark.parametrize("setup", CONFIGS, ids=config_id)
+def test_the_parts_of_the_exhaustive_check_hold_each_schedule_once(setup: DeltaSetup) -> None:
+    """The exhaustive check is cut into parts (one check each, so that ``--shard`` can balance them):
+    together they run every schedule of the whole scenario exactly once, none more than the cap."""
+    whole = EVERY_TWO_OPERATION_SCHEDULE.schedules_on(setup)
+    parts = [p.schedules_on(setup) for p in slices(EVERY_TWO_OPERATION_SCHEDULE, setup)]
+    assert len(parts) > 1, "a configuration whose exhaustive check was not cut"
+    held = [s for p in parts for s in p]
+    assert len(held) == len(whole) and set(held) == set(whole), "parts that lose or repeat a schedule"
+    assert max(len(p) for p in parts) <= SLICE_SCHEDULES

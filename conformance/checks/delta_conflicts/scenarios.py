@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from conformance.checks.iceberg.scenarios import (
     ALL_KINDS,
@@ -78,13 +78,30 @@ class Scenario:
     requirement: str
     schedules: tuple[HeldSchedule, ...]
     kinds: frozenset[AnomalyKind]
+    part: tuple[int, int] = (1, 1)  # (k, n): the check runs every n-th schedule from the k-th (slices)
 
     def order_for(self, setup: DeltaSetup) -> SerialOrder:
         return serial_order(setup)
 
     def schedules_on(self, setup: DeltaSetup) -> tuple[HeldSchedule, ...]:
-        """The schedules a check runs on ``setup`` (with both publication lags on a catalog-managed table)."""
-        return tuple(schedules_for(setup, self.schedules))
+        """The schedules a check runs on ``setup`` (with both publication lags on a catalog-managed
+        table), of its part only."""
+        k, n = self.part
+        return tuple(schedules_for(setup, self.schedules))[k - 1 :: n]
+
+
+# A check holds at most this many schedules of one configuration: the exhaustive scenario is cut
+# into parts of its own (``slices``), so that a run split across machines (``--shard``) can balance
+# its parts; a part held 432 schedules before, the longest check of a deep budget by far
+# (docs/benchmarks.md, "shards").
+SLICE_SCHEDULES = 108
+
+
+def slices(scenario: Scenario, setup: DeltaSetup) -> list[Scenario]:
+    """The scenario on ``setup`` as parts of at most ``SLICE_SCHEDULES`` schedules each, interleaved
+    (every n-th schedule), so that each part gets its share of every kind of schedule."""
+    n = -(-len(scenario.schedules_on(setup)) // SLICE_SCHEDULES)
+    return [replace(scenario, part=(k, n)) for k in range(1, n + 1)]
 
 
 def schedules_for(setup: DeltaSetup, schedules: tuple[HeldSchedule, ...]) -> Iterator[HeldSchedule]:

@@ -16,6 +16,7 @@ from conformance.checks.delta_conflicts.scenarios import (
     EVERY_TWO_OPERATION_SCHEDULE,
     Scenario,
     config_id,
+    slices,
 )
 from conformance.checks.explorer.runner import ScheduleRunner
 from conformance.checks.iceberg.scenarios import ALL_KINDS, DATA_FILES
@@ -30,13 +31,23 @@ from conformance.schedules.generated import run_settings
 REQ = "DELTA-ISOLATION-LEVEL"  # the marks spell it out: coverage reads them statically
 
 
+def _every_pair_parts() -> list[object]:
+    """One check per configuration and part of it (``slices``): ``writeserializable-nodv-cm-2of4``."""
+    return [
+        pytest.param(
+            setup, part, id=f"{config_id(setup)}-{part.part[0]}of{part.part[1]}", marks=pytest.mark.scenario(part)
+        )
+        for setup in CONFIGS
+        for part in slices(EVERY_TWO_OPERATION_SCHEDULE, setup)
+    ]
+
+
 @pytest.mark.req("DELTA-ISOLATION-LEVEL")
-@pytest.mark.parametrize("setup", CONFIGS, ids=config_id)
-@pytest.mark.scenario(EVERY_TWO_OPERATION_SCHEDULE)
+@pytest.mark.parametrize(("setup", "part"), _every_pair_parts())
 def test_every_two_operation_schedule(
-    delta_runner: ScheduleRunner, setup: DeltaSetup, table_name: str, transcript: Transcript
+    delta_runner: ScheduleRunner, setup: DeltaSetup, part: Scenario, table_name: str, transcript: Transcript
 ) -> None:
-    run_check(delta_runner, table_name, setup, EVERY_TWO_OPERATION_SCHEDULE, transcript)
+    run_check(delta_runner, table_name, setup, part, transcript)
 
 
 @pytest.mark.req("DELTA-ISOLATION-LEVEL")
