@@ -13,7 +13,13 @@ catalog (``reference_impl.iceberg_rest``), so both get the same connection limit
 - **framing**: a request with both ``Content-Length`` and ``Transfer-Encoding`` is read by the
   latter (h11) and its connection closed after the answer (RFC 9112 6.1), so bytes a client hid
   in the body are never read as a second request;
-- **bodies**: each app bounds how long a body may take (408; ``edge.py``, ``iceberg_rest/body.py``).
+- **bodies**: each app bounds how long a body may take (408; ``edge.py``, ``iceberg_rest/body.py``);
+- **reads first come, first served per connection** (``FairReads``): at most ``read_slots`` requests
+  without a body are in the app at once, and a free slot goes to a connection that was answered
+  before ahead of a new connection's first request. Answered first in, first out, a burst of a
+  thousand new connections made a client already being served wait behind all of it (7-9 s); now it
+  waits for the reads in the app only. Requests with a body (commits, which the explorer may hold
+  for a long time) are never queued here.
 
 Each condition is logged once when it starts and then at most once a minute with a count, never
 a line (or a traceback) per connection.
@@ -28,6 +34,7 @@ import resource
 import socket
 import threading
 import time
+from collections import OrderedDict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from types import TracebackType
@@ -181,6 +188,77 @@ def close_on_ambiguous_framing(app: ASGIApp) -> ASGIApp:
     return guarded
 
 
+DEFAULT_READ_SLOTS = 32  # below the thread pool's 40: a read admitted here never waits for a thread
+_REMEMBERED = 10_000  # answered connections remembered (by address); the oldest are forgotten first
+
+
+class FairReads:
+    """Admits requests without a body (reads) to ``app`` through ``slots`` slots; a connection that
+    was answered before gets the next free slot ahead of connections that were not. A connection is
+    known by its client address (host, port): a later connection on a reused port counts as answered,
+    which costs nothing but its place in the queue. Everything runs on the server's event loop."""
+
+    def __init__(self, app: ASGIApp, slots: int = DEFAULT_READ_SLOTS) -> None:
+        if slots < 1:
+            raise ValueError("read slots must be positive")
+        self.app = app
+        self.free = slots
+        self.answered: OrderedDict[tuple[str, int], None] = OrderedDict()
+        self.waiting: tuple[deque[asyncio.Future[None]], deque[asyncio.Future[None]]] = (deque(), deque())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or _has_body(scope):
+            await self.app(scope, receive, send)
+            return
+        client = scope.get("client")
+        address = (str(client[0]), int(client[1])) if client else None
+        await self._admit(address in self.answered)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self._release()
+            if address is not None:
+                self.answered[address] = None
+                self.answered.move_to_end(address)
+                if len(self.answered) > _REMEMBERED:
+                    self.answered.popitem(last=False)
+
+    async def _admit(self, answered_before: bool) -> None:
+        if self.free > 0 and not any(self.waiting):
+            self.free -= 1
+            return
+        turn = asyncio.get_running_loop().create_future()
+        queue = self.waiting[0 if answered_before else 1]
+        queue.append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self._release()  # the slot was handed over as the wait was cancelled: pass it on
+            else:
+                with contextlib.suppress(ValueError):  # already passed over by ``_release``
+                    queue.remove(turn)
+            raise
+
+    def _release(self) -> None:
+        """Hand the slot to the first waiter (answered connections first), else free it."""
+        for queue in self.waiting:
+            while queue:
+                turn = queue.popleft()
+                if not turn.done():
+                    turn.set_result(None)
+                    return
+        self.free += 1
+
+
+def _has_body(scope: Scope) -> bool:
+    for name, value in scope.get("headers", []):
+        name = name.lower()
+        if name == b"transfer-encoding" or (name == b"content-length" and value.strip() not in (b"", b"0")):
+            return True
+    return False
+
+
 def bind_socket(host: str, port: int, backlog: int = DEFAULT_BACKLOG) -> socket.socket:
     """A TCP socket bound to ``host:port`` (port 0: any free port) and already listening, so a client
     may connect as soon as this returns: its connection waits in the backlog until uvicorn accepts it
@@ -238,7 +316,7 @@ def server_config(
         },
     )
     return uvicorn.Config(
-        close_on_ambiguous_framing(app),
+        close_on_ambiguous_framing(FairReads(app)),
         log_level=log_level,
         lifespan=lifespan,  # type: ignore[arg-type]
         timeout_graceful_shutdown=int(graceful_shutdown_s),
