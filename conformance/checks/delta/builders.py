@@ -8,6 +8,7 @@ the reference catalog with ``import_table``.
 
 from __future__ import annotations
 
+import json
 import random
 import uuid
 from collections.abc import Iterator
@@ -113,6 +114,14 @@ class LogBuilder:
         info = A.commit_info_action(ict if ict is not None else ict_of(version), new_uuid(), "WRITE")
         info["commitInfo"]["timestamp"] = engine_timestamp_of(version)  # disagrees with the ICT on purpose
         return A.encode_commit([info, add])
+
+    def unicode_commit(self, version: int, ict: int | None = None, separators: tuple[str, str] = (",", ":")) -> bytes:
+        """``data_commit``'s commit with text outside ASCII in its commitInfo, written as raw UTF-8 (as
+        Spark and Kernel write it): a store or a publisher that re-encodes text (``\\u`` escapes,
+        another normal form, other ``separators``) changes the bytes but not the JSON."""
+        actions = A.decode_commit(self.data_commit(version, ict=ict))
+        actions[0]["commitInfo"]["userMetadata"] = "Zürich, Ωmega, 東京 ✓"
+        return b"".join(json.dumps(a, separators=separators, ensure_ascii=False).encode() + b"\n" for a in actions)
 
     def remove_commit(self, version: int, removed: bytes) -> bytes:
         """A commit removing the data file that the commit ``removed`` added."""

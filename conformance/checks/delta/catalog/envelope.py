@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, new_uuid, premise, version0
 from conformance.contract.delta import (
     Catalog,
+    CatalogError,
+    CatalogLimits,
     CommitRejected,
     InvalidRequest,
     NotSupported,
@@ -24,9 +26,10 @@ from conformance.contract.delta import (
     TableInfo,
     TableNotFound,
 )
-from conformance.report.outcomes import Violation
+from conformance.report.outcomes import PremiseBroken, Violation
 from reference_impl.delta import actions as A
 from reference_impl.delta import log_paths as P
+from reference_impl.delta.data_files import data_file_uri, encode_rows
 
 # lakecert's own ceilings: a limit not found below them is not looked for further.
 NAME_CEILING = 1024  # characters of a table name
@@ -119,6 +122,33 @@ def staging(driver: CatalogDriver) -> StagingTable:
     return staged
 
 
+# Letters outside ASCII (two and three bytes in UTF-8). Each is tried in a short name first: a catalog's
+# naming rules are its own, and only a letter it accepts there can be judged at the length limit.
+WIDE_LETTERS = ("\u00e9", "\u8868")  # é, 表
+
+
+def wide_name(key: str, length: int, letter: str) -> str:
+    """A name of exactly ``length`` characters: ``key``, then ``letter`` as often as fits, so that its
+    UTF-8 encoding is far longer than ``length`` bytes."""
+    return (key + "_" + letter * length)[:length]
+
+
+def accepted_letters(catalog: Catalog, driver: CatalogDriver, key: str) -> list[str]:
+    """The letters of ``WIDE_LETTERS`` the catalog accepts in a short name, each then resolving to its
+    own table; a letter it refuses must be refused cleanly, changing nothing."""
+    accepted = []
+    for i, letter in enumerate(WIDE_LETTERS):
+        name, staged = f"{key}w{i}_{letter}", staging(driver)
+        try:
+            catalog.register_table(name, staged.table_id)
+        except Exception as e:  # judged: a clean refusal that changed nothing
+            refused_name_changed_nothing(catalog, name, e, staged, "a short name with a letter outside ASCII")
+            continue
+        own_table(catalog, name, staged)
+        accepted.append(letter)
+    return accepted
+
+
 def resolves_to(catalog: Catalog, name: str) -> TableInfo | None:
     """What ``name`` resolves to; ``None`` when the catalog says it names no table."""
     try:
@@ -189,6 +219,138 @@ def padded_commit(size: int, version: int) -> bytes:
     content = A.encode_commit([info])
     assert len(content) == size, f"lakecert's padded commit is {len(content)} bytes, not {size}"
     return content
+
+
+# ---------------------------------------------------------------- actions per commit
+
+
+@dataclass(frozen=True)
+class ManyActions:
+    """Two realistic commits of many small actions, proposed as versions ``version`` and ``version + 1``:
+    ``at`` is a ``commitInfo`` and ``count - 1`` adds of one-row data files; ``past`` is a ``commitInfo``,
+    the removes of all those files and one add of a new file (a compaction): ``count + 1`` actions."""
+
+    at: bytes
+    past: bytes
+    paths: tuple[str, ...]  # the data files both commits name, to write before proposing them
+    data: bytes  # the content of every data file (one row)
+
+
+def many_actions(count: int, version: int) -> ManyActions:
+    """``ManyActions`` for a limit of ``count`` actions per commit. The adds carry no statistics
+    (optional in Delta) so that each action stays near 170 bytes: the commit is long in actions, not
+    in bytes, and a size limit is not mistaken for the action limit."""
+    data = encode_rows([{"id": version, "value": f"v{version}"}])
+    paths = tuple(f"part-{new_uuid()}.parquet" for _ in range(count))
+    adds = [A.add_action(path, len(data), ict_of(version), "") for path in paths]
+    for add in adds:
+        del add["add"]["stats"]
+    first, last = adds[:-1], adds[-1]
+    at = A.encode_commit([A.commit_info_action(ict_of(version), new_uuid(), "WRITE"), *first])
+    removes = [A.remove_action(add, ict_of(version + 1)) for add in first]
+    info = A.commit_info_action(ict_of(version + 1), new_uuid(), "OPTIMIZE")
+    past = A.encode_commit([info, *removes, last])
+    return ManyActions(at, past, paths, data)
+
+
+def write_files(driver: CatalogDriver, table: TableInfo, commits: ManyActions) -> None:
+    """The data files the commits name, so that every add is of a real file."""
+    for path in commits.paths:
+        driver.storage.put(data_file_uri(table.location, path), commits.data, if_absent=True)
+
+
+def served_inline(catalog: Catalog, table: TableInfo, version: int) -> bytes | None:
+    """The content the catalog serves for an inline commit of ``table``; ``None`` when it serves none."""
+    return {c.version: c.inline_content for c in catalog.get_commits(table.table_id, 1).commits}.get(version)
+
+
+def sized(content: bytes | None) -> str:
+    """What was served, for a message: its bytes and its lines (one action a line)."""
+    return "nothing" if content is None else f"{len(content)} bytes in {len(content.splitlines())} lines"
+
+
+def size_refused(driver: CatalogDriver, key: str, size: int) -> bool:
+    """Whether the catalog refuses an inline commit of ``size`` bytes of a single action, as version 1
+    of a fresh table: then a refusal of a commit that size is about its bytes, not its actions."""
+    table = driver.new_table(f"{key}_size")
+    content = padded_commit(size, 1)
+    return not probe(
+        lambda: driver.catalog.commit(table.table_id, 1, inline_content=content, in_commit_timestamp=ict_of(1))
+    )
+
+
+def action_limit(catalog: Catalog, driver: CatalogDriver, declared: CatalogLimits, name: str) -> str:
+    """The declared limit on actions per commit, exercised inline on a fresh table named ``name`` (the
+    catalog hosts inline commits): v2 of exactly that many actions must be ratified and served byte for
+    byte; v3, one action more, refused cleanly with nothing changed. What was done, for the transcript;
+    a ``Violation`` or ``PremiseBroken`` when it went wrong. Nothing is tried when no limit is declared:
+    lakecert discovers none (a commit of more actions than any catalog takes would be a large one)."""
+    if declared.commit_actions is None:
+        return "no limit on actions per commit declared: none exercised"
+    limit = Limit("actions per commit", declared.commit_actions, declared=True, found=True)
+    commits = many_actions(limit.at, 2)
+    # The commits must fit the inline size limit, or a refusal would be about bytes, not actions.
+    room = declared.inline_bytes if declared.inline_bytes is not None else INLINE_CEILING
+    if len(commits.past) > room:
+        return (
+            f"{limit}: not exercised, a commit of {limit.past} actions takes {len(commits.past)} bytes, more than"
+            f" the {'declared inline limit' if declared.inline_bytes is not None else 'ceiling lakecert tries'}"
+            f" of {room} bytes"
+        )
+    table = driver.new_table(name)
+    with premise(f"writing the {len(commits.paths)} data files the commits add"):
+        write_files(driver, table, commits)
+    with premise("proposing v1, a small inline commit"):
+        catalog.commit(table.table_id, 1, inline_content=padded_commit(1024, 1), in_commit_timestamp=ict_of(1))
+    why = f"{limit}; inline v2 of {limit.at} actions ({len(commits.at)} bytes)"
+    try:
+        catalog.commit(table.table_id, 2, inline_content=commits.at, in_commit_timestamp=ict_of(2))
+    except CatalogError as e:
+        # Without a declared size limit the commit's bytes may be what the catalog refuses.
+        if declared.inline_bytes is None and size_refused(driver, name, len(commits.at)):
+            raise PremiseBroken(f"{why} was refused, as is any inline commit of that size") from e
+        raise Violation(
+            "CAT-LIMIT-DECLARED",
+            f"{why} was refused ({type(e).__name__}); a declared limit must be honoured up to itself",
+        ) from e
+    got = served_inline(catalog, table, 2)
+    if got != commits.at:
+        raise Violation(
+            "CAT-RETAIN-UNPUBLISHED", f"{why} was ratified and is served as {sized(got)}, not byte for byte as ratified"
+        )
+    past = f"{limit}; inline v3 of {limit.past} actions ({len(commits.past)} bytes), one past it"
+    try:
+        catalog.commit(table.table_id, 3, inline_content=commits.past, in_commit_timestamp=ict_of(3))
+    except Exception as e:  # judged: a clean refusal that changed nothing
+        if not isinstance(e, CLEAN_REFUSALS):
+            raise Violation(
+                "CAT-LIMIT-CLEAN-REFUSAL", f"{past}: proposing it failed with {type(e).__name__}, not a refusal"
+            ) from e
+        after = catalog.get_commits(table.table_id, 1)
+        if after.latest_version != 2 or any(c.version == 3 for c in after.commits):
+            raise Violation(
+                "CAT-LIMIT-CLEAN-REFUSAL",
+                f"{past}: it was refused ({type(e).__name__}), yet the latest version is now"
+                f" {after.latest_version}: a refused proposal must change nothing",
+            ) from e
+        got = served_inline(catalog, table, 2)
+        if got != commits.at:
+            raise Violation(
+                "CAT-RETAIN-UNPUBLISHED",
+                f"{past}: it was refused, and ratified v2 is now served as {sized(got)}, not as ratified",
+            ) from e
+        return f"{limit}: {limit.at} actions ratified and served byte for byte, {limit.past} refused cleanly"
+    got = served_inline(catalog, table, 3)
+    if got != commits.past:
+        raise Violation(
+            "CAT-RETAIN-UNPUBLISHED",
+            f"{past}: it was ratified and is served as {sized(got)}: a proposal past a limit must be refused"
+            " whole, not ratified cut",
+        )
+    raise Violation(
+        "CAT-LIMIT-DECLARED",
+        f"{past}: it was ratified whole: the declared limit is not the catalog's (it must refuse one past it)",
+    )
 
 
 # ---------------------------------------------------------------- unpublished commits

@@ -16,6 +16,8 @@ from conformance.checks.delta.catalog.envelope import (
     CLEAN_REFUSALS,
     UNPUBLISHED_CEILING,
     Limit,
+    accepted_letters,
+    action_limit,
     inline_limit,
     listed_unchanged,
     name_key,
@@ -27,6 +29,7 @@ from conformance.checks.delta.catalog.envelope import (
     shown,
     sized_name,
     staging,
+    wide_name,
 )
 from conformance.contract.delta import CatalogError, NotSupported, StagingTable
 from conformance.contract.target import declared_limits
@@ -63,6 +66,36 @@ def test_table_names_at_and_one_past_the_length_limit(
             raise PremiseBroken(f"{why}: {shown(name)} was refused at a length the catalog accepted before") from e
         named[name] = staged
     for name, staged in named.items():
+        own_table(catalog, name, staged)
+    # The limit counts characters, whatever the script: a catalog that measures UTF-8 bytes refuses a
+    # name at the limit once it holds a letter outside ASCII. Only letters the catalog accepts in a short
+    # name are tried (its naming rules are its own; the limit is about length).
+    letters = accepted_letters(catalog, driver, key)
+    transcript.notes["non-ascii names"] = (
+        f"accepted in short names, tried at the limit: {', '.join(letters)}"
+        if letters
+        else "every short name with a letter outside ASCII refused (cleanly): the limit not judged for them"
+    )
+    for letter in letters:
+        name, staged = wide_name(key, limit.at, letter), staging(driver)
+        try:
+            catalog.register_table(name, staged.table_id)
+        except CatalogError as e:
+            why = (
+                f"{limit}; {shown(name)} is at it, {len(name.encode())} bytes in UTF-8, and the catalog accepts"
+                f" {letter!r} in a short name"
+            )
+            refused_name_changed_nothing(catalog, name, e, staged, why)
+            if limit.declared:
+                raise Violation(
+                    "CAT-LIMIT-DECLARED",
+                    f"{why}: it was refused ({type(e).__name__}); a declared name length counts characters,"
+                    " and a name at it must be accepted whatever its script",
+                ) from e
+            # A discovered limit was found with ASCII names: one the catalog counts in bytes is its own.
+            transcript.notes["non-ascii names"] += f"; {shown(name)} refused (the limit was discovered, not declared)"
+            continue
+        named[name] = staged
         own_table(catalog, name, staged)
     if limit.past is None:
         return
@@ -137,7 +170,9 @@ def test_inline_commits_at_and_one_past_the_size_limit(
     lakecert: RunContext, catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, transcript: Transcript
 ) -> None:
     """RFC "Commit Protocol" (option 2): the catalog stores an inline commit's content and serves it
-    until published. The largest one it accepts comes back byte for byte; one byte more is refused."""
+    until published. The largest one it accepts comes back byte for byte; one byte more is refused.
+    When the target declares a limit on actions per commit, a commit of that many actions comes back
+    byte for byte too, and one with an action more is refused, never ratified with its tail cut off."""
     table = driver.new_table(table_name)
     try:
         catalog.commit(table.table_id, 1, inline_content=padded_commit(1024, 1), in_commit_timestamp=ict_of(1))
@@ -145,7 +180,10 @@ def test_inline_commits_at_and_one_past_the_size_limit(
         after = catalog.get_commits(table.table_id)
         assert (after.latest_version, after.commits) == (0, []), "inline commit refused, yet the table changed"
         not_applicable("the catalog does not host inline commits (verified: nothing changed)")
-    limit = inline_limit(declared_limits(lakecert.target).inline_bytes, driver, name_key(table_name))
+    declared = declared_limits(lakecert.target)
+    # On a table of its own, so that the size limit's commits below start from a table of one commit.
+    transcript.notes["actions"] = action_limit(catalog, driver, declared, f"{table_name}_actions")
+    limit = inline_limit(declared.inline_bytes, driver, name_key(table_name))
     transcript.notes["limit"] = str(limit)
     with premise(f"building a commit of {limit.at} bytes"):
         at, past = padded_commit(limit.at, 2), padded_commit(limit.at + 1, 3)

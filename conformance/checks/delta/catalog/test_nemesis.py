@@ -136,6 +136,20 @@ def _goes_on(restarted: Catalog, again: CatalogDriver, table: TableInfo, taken: 
         raise Violation(DURABLE, f"v{taken + 1}, ratified after the restart at latest + 1, is not listed")
 
 
+def _inline_v1(driver: CatalogDriver, name: str) -> tuple[TableInfo, bytes | None]:
+    """A table whose v1 is an inline commit holding UTF-8 text, ratified and unpublished; its content,
+    or None when the catalog hosts no inline commits (a MAY: verified that nothing changed)."""
+    table = driver.new_table(name)
+    content = LogBuilder(driver.storage, table.location).unicode_commit(1)
+    try:
+        driver.catalog.commit(table.table_id, 1, inline_content=content, in_commit_timestamp=ict_of(1))
+    except NotSupported:
+        with premise("an inline commit refused leaves the table at v0"):
+            assert driver.catalog.get_commits(table.table_id).latest_version == 0
+        return table, None
+    return table, content
+
+
 @pytest.mark.req("CAT-RATIFY-DURABLE", "CAT-STAGING-UNIQUE", "CAT-RESOLVE-LOCATION")
 def test_ratified_commits_survive_a_restart(
     lakecert: RunContext,
@@ -168,6 +182,7 @@ def test_ratified_commits_survive_a_restart(
         resolved = {name: driver.catalog.resolve(name) for name in names}
     if lower in resolved and resolved[lower].table_id == resolved[upper].table_id:
         del resolved[lower]
+    inline, inline_content = _inline_v1(driver, f"{table_name}_inline")
     before = set(table_locations)
     restarted = RecordingCatalog(
         restart_target_catalog(lakecert), transcript, under_test=True, call_s=lakecert.config.settings.deadlines.call_s
@@ -179,6 +194,15 @@ def test_ratified_commits_survive_a_restart(
     # What the catalog kept is judged raw: a commit missing here is what a restart lost.
     _survived(restarted, driver.storage, done, published, 3)
     _survived(restarted, driver.storage, long, staged, mark)
+    if inline_content is not None:
+        kept = _by_version(restarted.get_commits(inline.table_id)).get(1)
+        if kept is None or kept.inline_content != inline_content:
+            raise Violation(
+                DURABLE,
+                f"inline v1 of {inline.name} ({len(inline_content)} bytes, unpublished) is served after the"
+                f" restart as {_held(kept)}: a ratified inline commit is kept unchanged until published, across"
+                " restarts too",
+            )
     # Every name still resolves to its own table: a name index rebuilt at start-up (case-folded,
     # normalised) sends one of two names to the other's table, where its readers and writers then go.
     for name, was in resolved.items():

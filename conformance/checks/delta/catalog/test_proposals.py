@@ -127,6 +127,8 @@ def test_staged_file_outside_the_staging_folder_is_refused(
         f"{table.location}/_delta_log/{name}": f"{table.location}/_delta_log/{name}",
         # another table's staging folder
         f"{P.staged_dir(other.location)}/{name}": f"{P.staged_dir(other.location)}/{name}",
+        # a folder below _staged_commits/: where no reader or cleanup looks for staged commits
+        f"{P.staged_dir(table.location)}/retry/{name}": f"{P.staged_dir(table.location)}/retry/{name}",
     }
     for proposed, stored in candidates.items():
         with premise(f"writing {stored}"):
@@ -146,9 +148,12 @@ def test_staged_file_without_its_uuid_is_refused(
     driver.commit_range(table, 1, 2)
     reported = _latest(catalog, table)
     content = LogBuilder(driver.storage, table.location).data_commit(3)
-    # In the right folder and named for the right version, but not "<v>.<uuid>.json": every attempt
-    # at v3 would write the first name, and the second is no random UUID.
-    for name in (f"{3:020d}.json", f"{3:020d}.attempt-1.json"):
+    # In the right folder and named for the right version, but not "<v>.<uuid>.json" with the version
+    # zero-padded to 20 digits (RFC "Delta Log Entries"): every attempt at v3 would write the first
+    # name, the second is no random UUID, and the last two name v3 in digits no reader parses as a
+    # staged commit of v3.
+    uuid = new_uuid()
+    for name in (f"{3:020d}.json", f"{3:020d}.attempt-1.json", f"3.{uuid}.json", f"{3:021d}.{uuid}.json"):
         uri = f"{P.staged_dir(table.location)}/{name}"
         with premise(f"writing {uri}"):
             driver.storage.put(uri, content)

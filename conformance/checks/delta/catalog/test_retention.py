@@ -102,8 +102,16 @@ def test_inline_content_is_served_byte_for_byte(
         resp = catalog.get_commits(table.table_id)
         assert resp.latest_version == 0 and resp.commits == [], "inline commit refused, yet state changed"
         not_applicable("the catalog does not host inline commits (verified: nothing changed)")
+    # v2 holds text outside ASCII as raw UTF-8: stored re-encoded, it would mean the same JSON in other bytes
+    second = log.unicode_commit(2)
     with premise("ratifying inline v2 after inline v1"):
-        catalog.commit(table.table_id, 2, inline_content=log.data_commit(2), in_commit_timestamp=ict_of(2))
+        catalog.commit(table.table_id, 2, inline_content=second, in_commit_timestamp=ict_of(2))
     served = {c.version: c.inline_content for c in catalog.get_commits(table.table_id, 1).commits}
     if served.get(1) != content:
         raise Violation("CAT-RETAIN-UNPUBLISHED", f"ratified inline v1 served as {served.get(1)!r}, not as ratified")
+    if served.get(2) != second:
+        raise Violation(
+            "CAT-RETAIN-UNPUBLISHED",
+            f"ratified inline v2, whose commitInfo holds UTF-8 text, served as {served.get(2)!r}, not as the"
+            f" {len(second)} bytes ratified: a ratified commit is served unchanged until published",
+        )

@@ -54,13 +54,14 @@ def written(
     """create, twelve appends, a delete: versions 0-13 through the catalog, nothing published.
 
     Past version 9 on purpose: names padded wrongly, or versions sorted as text (10 before 9),
-    only show with multi-digit versions (issue 18)."""
+    only show with multi-digit versions (issue 18). The delete takes a row from each of five files:
+    a commit of many actions (a writer may stream those in another order than small ones)."""
     # The checks judge the commits; that the writer can write them at all is their premise.
     with premise(f"the writer under test writing a table (create, {APPENDS} appends, a delete)"):
         client.create_table(table_name)
         for i in range(APPENDS):
             client.append(table_name, [{"id": 10 * i + 1, "value": "a"}, {"id": 10 * i + 2, "value": "b"}])
-        client.delete(table_name, [1])
+        client.delete(table_name, [1, 11, 21, 31, 41])
     info = ref_admin.resolve(table_name)
     ratified = ratified_content(transcript, suite_storage, info.table_id)
     return WrittenTable(info, ratified, suite_storage)

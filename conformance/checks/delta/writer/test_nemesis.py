@@ -18,7 +18,7 @@ from itertools import count
 import pytest
 
 from conformance.checks.delta.builders import premise, when
-from conformance.checks.delta.evidence import Attempt, attempt, ratified_content
+from conformance.checks.delta.evidence import Attempt, attempt, log_files, ratified_content
 from conformance.checks.delta.writer.conftest import DAY_MS
 from conformance.contract.delta import Catalog, NotSupported, Storage, TableInfo
 from conformance.nemesis import NemesisCatalog, in_time_zone
@@ -338,22 +338,64 @@ def test_lost_listing_answer_never_reads_a_stale_table(
 ) -> None:
     client = bind(nemesis)
     _start(client, nemesis, table_name, A, B)  # v1 and v2, ratified and unpublished
+    # The writer has read the table once, then another client commits v3: a writer that falls back on
+    # the view of its last read when a listing is lost serves v2 as the latest.
+    with premise("the writer under test reading v2, and another client committing v3"):
+        client.read(table_name)
+        suite_client.append(table_name, [C])
     nemesis.arm("get_commits", "lose")
     outcome = attempt(lambda: client.read(table_name))
-    what = "the catalog's answer to the writer's listing was lost while the table was at v2, unpublished"
+    what = "the catalog's answer to the writer's listing was lost while the table was at v3, unpublished"
     if outcome.error is None:
         got = outcome.value
         assert got is not None, "the read returned nothing, not the table"
-        if got.version != 2 or got.rows != [A, B]:
+        if got.version != 3 or got.rows != [A, B, C]:
             raise Violation(
                 ONCE,
-                f"{what}: the read returned v{got.version} with {got.rows}; the catalog's latest is v2 with"
-                " both rows (raising is allowed: the writer could not know)",
+                f"{what}: the read returned v{got.version} with {got.rows}; the catalog's latest is v3 with"
+                " three rows (raising is allowed: the writer could not know)",
             )
     after = attempt(lambda: client.read(table_name))
-    if after.error is not None or after.value is None or after.value.rows != [A, B]:
+    if after.error is not None or after.value is None or after.value.rows != [A, B, C]:
         shown = after.error or (after.value.rows if after.value else None)
-        raise Violation(ONCE, f"{what}: the next read, answered, gave {shown!r}; it must read v2 with both rows")
+        raise Violation(ONCE, f"{what}: the next read, answered, gave {shown!r}; it must read v3 with all three rows")
+
+
+class _CappedCatalog(ReferenceCatalog):
+    """The reference catalog holding at most two unpublished commits per table: a third proposal is
+    refused with ``CommitRejected`` (a cap the RFC's "Commit Protocol" allows a catalog)."""
+
+    LIMITS = replace(ReferenceCatalog.LIMITS, unpublished=2)
+
+
+@pytest.mark.req("WRT-NO-FILESYSTEM-COMMIT")
+def test_a_refused_proposal_is_never_committed_to_the_log(
+    lakecert: RunContext, bind: Bind, storage: Storage, table_name: str
+) -> None:
+    # The writer may raise, or publish and propose again; it must never commit v3 itself by writing
+    # _delta_log/3.json (a fall-back to a filesystem commit when the catalog says no).
+    folder = lakecert.env.workdir / "nemesis"
+    folder.mkdir(exist_ok=True)
+    capped = _CappedCatalog(folder / f"{table_name}.sqlite", lakecert.env.warehouse_uri, storage, durable=False)
+    try:
+        counted = NemesisCatalog(capped)  # unarmed: it only tells whether the client calls this catalog
+        client = bind(counted)
+        _start(client, counted, table_name, A, B)  # v1 and v2: the cap is reached
+        outcome = attempt(lambda: client.append(table_name, [C]))
+        info = capped.resolve(table_name)
+        latest = capped.get_commits(info.table_id).latest_version
+        published = sorted(f.version for f in log_files(storage, info.location) if f.kind == "delta")
+        beyond = [v for v in published if v > latest]
+        if beyond:
+            raise Violation(
+                "WRT-NO-FILESYSTEM-COMMIT",
+                f"the catalog refused the proposal of v3 (at most 2 unpublished commits) and the append"
+                f" {'raised' if outcome.error else f'reported v{outcome.value}'}, yet _delta_log holds"
+                f" v{beyond} above the catalog's latest v{latest}: a writer commits through the catalog only,"
+                " never by writing the log itself",
+            )
+    finally:
+        capped.close()
 
 
 def _private_catalog(lakecert: RunContext, name: str) -> ReferenceCatalog:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks.delta.builders import premise
-from conformance.checks.delta.evidence import client_writes, log_files
+from conformance.checks.delta.builders import LogBuilder, premise
+from conformance.checks.delta.evidence import client_writes, log_files, ratified_content
 from conformance.checks.delta.writer.conftest import WrittenTable
 from conformance.contract.delta import NotSupported, Storage
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
+from conformance.oracle.commits import commit_info
 from conformance.oracle.names import published_uri
 from conformance.report.outcomes import PremiseBroken, not_applicable
 from conformance.run_context import RunContext
@@ -89,13 +90,33 @@ def test_an_inline_commit_is_published_in_its_place(
 
 @pytest.mark.req("WRT-PUBLISH-IDENTICAL")
 def test_published_files_equal_the_ratified_commits(
-    written: WrittenTable, client: RecordingClient, suite_storage: Storage
+    written: WrittenTable,
+    client: RecordingClient,
+    ref_admin: ReferenceCatalog,
+    suite_storage: Storage,
+    transcript: Transcript,
 ) -> None:
-    client.publish(written.info.name)
-    published = _published_versions(suite_storage, written.info.location) - {0}
+    # The last commit is another writer's, serialised its own way (raw UTF-8, a space after every
+    # separator): a client that publishes its re-serialisation of what it parsed publishes its own
+    # commits exactly and this one changed.
+    info = written.info
+    latest = ref_admin.get_commits(info.table_id).latest_version
+    ict = (commit_info(written.commits[latest]) or {}).get("inCommitTimestamp")
+    with premise("the suite's writer ratifying a commit serialised its own way"):
+        assert isinstance(ict, int), f"v{latest} has no inCommitTimestamp"
+        foreign = LogBuilder(suite_storage, info.location).unicode_commit(latest + 1, ict + 1, (", ", ": "))
+        uri = LogBuilder(suite_storage, info.location).stage(latest + 1, foreign)
+        ref_admin.commit(info.table_id, latest + 1, staged_uri=uri, in_commit_timestamp=ict + 1)
+    ratified = ratified_content(transcript, suite_storage, info.table_id) | {latest + 1: foreign}
+    client.publish(info.name)
+    published = _published_versions(suite_storage, info.location) - {0}
     if not published:
         not_applicable("the client does not publish (verified: nothing above v0 in _delta_log)")
     for version in sorted(published):
-        assert version in written.ratified, f"v{version} is published but was never ratified"
-        content = suite_storage.get(published_uri(written.info.location, version))
-        assert content == written.ratified[version], f"published v{version} differs from the ratified commit"
+        assert version in ratified, f"v{version} is published but was never ratified"
+        content = suite_storage.get(published_uri(info.location, version))
+        whose = "another writer's commit" if version == latest + 1 else "the ratified commit"
+        assert content == ratified[version], (
+            f"published v{version} ({len(content)} bytes) differs from {whose} ({len(ratified[version])} bytes):"
+            " publishing copies the ratified commit byte for byte"
+        )
