@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from conformance.contract.delta import (
+    CommitRejected,
     FileInfo,
     GetCommitsResponse,
     MaintenanceOp,
@@ -19,7 +20,7 @@ from conformance.contract.delta import (
 from reference_impl.delta import actions as act
 from reference_impl.delta.actions import Action, InvalidCommitError, decode_commit
 from reference_impl.delta.cleanup import cut_off_checkpoint, files_to_delete, log_files, plan_cleanup
-from reference_impl.delta.client import ReferenceClient
+from reference_impl.delta.client import Builder, ReferenceClient
 from reference_impl.delta.compaction import reconcile
 from reference_impl.delta.log_paths import compaction_uri, delta_uri, staged_dir
 from reference_impl.delta.snapshot import CommitRef, LogReader, LogSegment, Snapshot, listed_log_files
@@ -603,3 +604,26 @@ class _NoCheckpointReader(LogReader):
 )
 class ReplayFromZero(ReferenceClient):
     reader_class = _NoCheckpointReader
+
+
+@fault(
+    "refused-proposal-written-to-log",
+    "client",
+    ("WRT-NO-FILESYSTEM-COMMIT",),
+    "When the catalog refuses a proposal (its cap on unpublished commits is reached), commits it by writing"
+    " _delta_log/<v>.json itself.",
+)
+class RefusedProposalWrittenToLog(ReferenceClient):
+    _attempt: tuple[int, bytes] | None = None
+
+    def _before_propose(self, table: TableInfo, version: int, content: bytes) -> None:
+        self._attempt = (version, content)
+
+    def _commit(self, table: TableInfo, operation: str, build: Builder) -> int:
+        try:
+            return super()._commit(table, operation, build)
+        except CommitRejected:
+            assert self._attempt is not None
+            version, content = self._attempt
+            self.storage.put(delta_uri(table.location, version), content, if_absent=True)
+            return version

@@ -379,7 +379,10 @@ def test_a_refused_proposal_is_never_committed_to_the_log(
     capped = _CappedCatalog(folder / f"{table_name}.sqlite", lakecert.env.warehouse_uri, storage, durable=False)
     try:
         counted = NemesisCatalog(capped)  # unarmed: it only tells whether the client calls this catalog
-        client = bind(counted)
+        try:
+            client = bind(counted)
+        except NotSupported as e:  # before the client did anything: nothing to verify
+            not_applicable(f"the client cannot be bound to a catalog of the check's own, capped: {e}")
         _start(client, counted, table_name, A, B)  # v1 and v2: the cap is reached
         outcome = attempt(lambda: client.append(table_name, [C]))
         info = capped.resolve(table_name)
