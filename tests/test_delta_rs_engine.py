@@ -104,8 +104,8 @@ def test_profile_runs_end_to_end_and_finds_the_duplicating_optimizes(tmp_path: P
     assert res["run_info"]["target_version"] == f"deltalake {dist_version('deltalake')}"
     status = {r["test"]: r["status"] for r in res["results"]}
     for test, st in status.items():
-        config = _config(test)
-        refused = "-dv" in config or config.endswith("-cm")
+        setup = _config(test)
+        refused = "-dv" in setup or setup.endswith("-cm")
         assert st == "NOT_APPLICABLE" if refused else st in ("PASS", "FAIL"), (test, st)
     optimize = next(r for r in res["results"] if r["test"] == OPTIMIZE_CHECK)
     assert optimize["status"] == "FAIL" and optimize["violated"] == ["DELTA-COMPACTION-PRESERVES-ROWS"]
