@@ -5,7 +5,8 @@ Every history, whatever the seed, has on one table: several staged files for one
 abandoned and a rejected one sorting before the ratified one, and a stray object whose key starts
 with the version, the one a reader that lists "<v>." finds on folder-listing storage) read while
 that version is unpublished, every 25 versions; a checkpoint and a metadata cleanup every 50
-versions, each followed by reads of the oldest readable version by version, then by its timestamp;
+versions (two checkpoints, the cut-off between them), each followed by reads of the oldest readable
+version by version, then by its timestamp;
 versions past 99; publication lag; two clients appending at once. At the end every readable version
 of both tables is read both ways.
 """
@@ -49,9 +50,16 @@ def run_history(
             next_unratified += UNRATIFIED_EVERY
             continue
         if main.model.latest >= next_cleanup:
+            # Two checkpoints two versions apart, the cut-off between them: the cleanup keeps the older
+            # one, so the versions up to the newer one are readable only from the older checkpoint (a
+            # reader that starts from _last_checkpoint alone cannot read them).
             h.publish(main)
             h.checkpoint(main)
-            h.cleanup(main, main.model.latest - rng.randint(0, 3))
+            h.append(main)
+            h.append(main)
+            h.publish(main)
+            h.checkpoint(main)
+            h.cleanup(main, main.model.latest - 1 - rng.randint(0, 1))
             # By version first: a reader that cannot read the oldest version left from the log breaks
             # RDR-LIST-FALLBACK, and its read by timestamp would fail for that reason, not for the time.
             h.read(main, version=main.model.oldest_readable)
