@@ -318,39 +318,45 @@ def action_limit(catalog: Catalog, driver: CatalogDriver, declared: CatalogLimit
         raise Violation(
             "CAT-RETAIN-UNPUBLISHED", f"{why} was ratified and is served as {sized(got)}, not byte for byte as ratified"
         )
-    past = f"{limit}; inline v3 of {limit.past} actions ({len(commits.past)} bytes), one past it"
-    try:
-        catalog.commit(table.table_id, 3, inline_content=commits.past, in_commit_timestamp=ict_of(3))
-    except Exception as e:  # judged: a clean refusal that changed nothing
-        if not isinstance(e, CLEAN_REFUSALS):
-            raise Violation(
-                "CAT-LIMIT-CLEAN-REFUSAL", f"{past}: proposing it failed with {type(e).__name__}, not a refusal"
-            ) from e
-        after = catalog.get_commits(table.table_id, 1)
-        if after.latest_version != 2 or any(c.version == 3 for c in after.commits):
-            raise Violation(
-                "CAT-LIMIT-CLEAN-REFUSAL",
-                f"{past}: it was refused ({type(e).__name__}), yet the latest version is now"
-                f" {after.latest_version}: a refused proposal must change nothing",
-            ) from e
-        got = served_inline(catalog, table, 2)
-        if got != commits.at:
-            raise Violation(
-                "CAT-RETAIN-UNPUBLISHED",
-                f"{past}: it was refused, and ratified v2 is now served as {sized(got)}, not as ratified",
-            ) from e
-        return f"{limit}: {limit.at} actions ratified and served byte for byte, {limit.past} refused cleanly"
-    got = served_inline(catalog, table, 3)
-    if got != commits.past:
+    past = f"{limit}; inline v3 of {limit.past} actions ({len(commits.past)} bytes), one past it,"
+    one_past_refused(catalog, table, 3, commits.past, past, declared=True)
+    got = served_inline(catalog, table, 2)
+    if got != commits.at:
         raise Violation(
             "CAT-RETAIN-UNPUBLISHED",
-            f"{past}: it was ratified and is served as {sized(got)}: a proposal past a limit must be refused"
-            " whole, not ratified cut",
+            f"{past} was refused, and ratified v2 is now served as {sized(got)}, not as ratified",
         )
-    raise Violation(
-        "CAT-LIMIT-DECLARED",
-        f"{past}: it was ratified whole: the declared limit is not the catalog's (it must refuse one past it)",
-    )
+    return f"{limit}: {limit.at} actions ratified and served byte for byte, {limit.past} refused cleanly"
+
+
+def one_past_refused(
+    catalog: Catalog, table: TableInfo, version: int, content: bytes, what: str, declared: bool
+) -> bool:
+    """Propose inline ``content`` as ``version``, one past a limit (``what`` says which, for messages). True
+    when it is refused cleanly and nothing changed; False when it is accepted whole past a limit lakecert
+    discovered (the catalog's own business); a ``Violation`` for any other failure, a refusal that changed
+    the table, content ratified cut, or content accepted whole past a declared limit."""
+    try:
+        catalog.commit(table.table_id, version, inline_content=content, in_commit_timestamp=ict_of(version))
+    except Exception as e:  # judged: a clean refusal that changed nothing
+        if not isinstance(e, CLEAN_REFUSALS):
+            raise Violation("CAT-LIMIT-CLEAN-REFUSAL", f"{what} failed with {type(e).__name__}, not a refusal") from e
+        after = catalog.get_commits(table.table_id, 1)
+        if after.latest_version != version - 1 or any(c.version == version for c in after.commits):
+            raise Violation(
+                "CAT-LIMIT-CLEAN-REFUSAL",
+                f"{what} was refused ({type(e).__name__}), yet the latest version is now {after.latest_version}:"
+                " a refused proposal must change nothing",
+            ) from e
+        return True
+    got = served_inline(catalog, table, version)
+    if got != content:
+        raise Violation(
+            "CAT-RETAIN-UNPUBLISHED", f"{what} was accepted and is served as {sized(got)}: cut instead of refused"
+        )
+    if declared:
+        raise Violation("CAT-LIMIT-DECLARED", f"{what} was accepted whole: the declared limit is not the catalog's")
+    return False
 
 
 # ---------------------------------------------------------------- unpublished commits

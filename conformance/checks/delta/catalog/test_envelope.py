@@ -22,11 +22,14 @@ from conformance.checks.delta.catalog.envelope import (
     listed_unchanged,
     name_key,
     name_limit,
+    one_past_refused,
     own_table,
     padded_commit,
     propose,
     refused_name_changed_nothing,
+    served_inline,
     shown,
+    sized,
     sized_name,
     staging,
     wide_name,
@@ -196,45 +199,15 @@ def test_inline_commits_at_and_one_past_the_size_limit(
                 f"{limit}, yet an inline commit of exactly {limit.at} bytes was refused ({type(e).__name__})",
             ) from e
         raise PremiseBroken(f"{limit}, yet an inline commit of {limit.at} bytes was refused on another table") from e
-    served = {c.version: c.inline_content for c in catalog.get_commits(table.table_id, 1).commits}
-    if served.get(2) != at:
-        got = served.get(2)
+    got = served_inline(catalog, table, 2)
+    if got != at:
         raise Violation(
             "CAT-RETAIN-UNPUBLISHED",
-            f"{limit}: ratified inline v2 of {len(at)} bytes is served as"
-            f" {'nothing' if got is None else f'{len(got)} bytes'}, not byte for byte as ratified",
+            f"{limit}: ratified inline v2 of {len(at)} bytes is served as {sized(got)}, not byte for byte as ratified",
         )
     if limit.past is None:
         return
-    try:
-        catalog.commit(table.table_id, 3, inline_content=past, in_commit_timestamp=ict_of(3))
-    except Exception as e:  # judged: a clean refusal that changed nothing
-        if not isinstance(e, CLEAN_REFUSALS):
-            raise Violation(
-                "CAT-LIMIT-CLEAN-REFUSAL",
-                f"{limit}: an inline commit of {len(past)} bytes failed with {type(e).__name__}, not a refusal",
-            ) from e
-        after = catalog.get_commits(table.table_id, 1)
-        if after.latest_version != 2 or any(c.version == 3 for c in after.commits):
-            raise Violation(
-                "CAT-LIMIT-CLEAN-REFUSAL",
-                f"{limit}: the inline commit of {len(past)} bytes was refused ({type(e).__name__}), yet the"
-                f" latest version is now {after.latest_version}: a refused proposal must change nothing",
-            ) from e
-        return
-    served = {c.version: c.inline_content for c in catalog.get_commits(table.table_id, 1).commits}
-    if served.get(3) != past:
-        got = served.get(3)
-        raise Violation(
-            "CAT-RETAIN-UNPUBLISHED",
-            f"{limit}: inline v3 of {len(past)} bytes, one past the limit, was accepted and is served as"
-            f" {'nothing' if got is None else f'{len(got)} bytes'}: cut instead of refused",
-        )
-    if limit.declared:
-        raise Violation(
-            "CAT-LIMIT-DECLARED",
-            f"{limit}, yet an inline commit of {len(past)} bytes was accepted: the declared limit is not the catalog's",
-        )
+    one_past_refused(catalog, table, 3, past, f"{limit}: inline v3 of {len(past)} bytes, one past it,", limit.declared)
 
 
 @pytest.mark.req("CAT-RETAIN-UNPUBLISHED", "CAT-LIST-CONTIGUOUS", "CAT-LIMIT-CLEAN-REFUSAL", "CAT-LIMIT-DECLARED")

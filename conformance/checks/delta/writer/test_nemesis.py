@@ -361,6 +361,15 @@ def test_lost_listing_answer_never_reads_a_stale_table(
         raise Violation(ONCE, f"{what}: the next read, answered, gave {shown!r}; it must read v3 with all three rows")
 
 
+def _private_catalog(
+    lakecert: RunContext, name: str, kind: type[ReferenceCatalog] = ReferenceCatalog
+) -> ReferenceCatalog:
+    """A reference catalog of this check's own, on its own database: restarting it disturbs no other check."""
+    folder = lakecert.env.workdir / "nemesis"
+    folder.mkdir(exist_ok=True)
+    return kind(folder / f"{name}.sqlite", lakecert.env.warehouse_uri, lakecert.env.storage, durable=False)
+
+
 class _CappedCatalog(ReferenceCatalog):
     """The reference catalog holding at most two unpublished commits per table: a third proposal is
     refused with ``CommitRejected`` (a cap the RFC's "Commit Protocol" allows a catalog)."""
@@ -374,9 +383,7 @@ def test_a_refused_proposal_is_never_committed_to_the_log(
 ) -> None:
     # The writer may raise, or publish and propose again; it must never commit v3 itself by writing
     # _delta_log/3.json (a fall-back to a filesystem commit when the catalog says no).
-    folder = lakecert.env.workdir / "nemesis"
-    folder.mkdir(exist_ok=True)
-    capped = _CappedCatalog(folder / f"{table_name}.sqlite", lakecert.env.warehouse_uri, storage, durable=False)
+    capped = _private_catalog(lakecert, table_name, _CappedCatalog)
     try:
         counted = NemesisCatalog(capped)  # unarmed: it only tells whether the client calls this catalog
         try:
@@ -399,13 +406,6 @@ def test_a_refused_proposal_is_never_committed_to_the_log(
             )
     finally:
         capped.close()
-
-
-def _private_catalog(lakecert: RunContext, name: str) -> ReferenceCatalog:
-    """A reference catalog of this check's own, on its own database: restarting it disturbs no other check."""
-    folder = lakecert.env.workdir / "nemesis"
-    folder.mkdir(exist_ok=True)
-    return ReferenceCatalog(folder / f"{name}.sqlite", lakecert.env.warehouse_uri, lakecert.env.storage, durable=False)
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.builders import LogBuilder, premise
-from conformance.checks.delta.evidence import client_writes, log_files, ratified_content
+from conformance.checks.delta.evidence import client_writes, log_files
 from conformance.checks.delta.writer.conftest import WrittenTable
 from conformance.contract.delta import NotSupported, Storage
 from conformance.observe.recording import RecordingCatalog, RecordingClient
@@ -94,7 +94,6 @@ def test_published_files_equal_the_ratified_commits(
     client: RecordingClient,
     ref_admin: ReferenceCatalog,
     suite_storage: Storage,
-    transcript: Transcript,
 ) -> None:
     # The last commit is another writer's, serialised its own way (raw UTF-8, a space after every
     # separator): a client that publishes its re-serialisation of what it parsed publishes its own
@@ -104,10 +103,11 @@ def test_published_files_equal_the_ratified_commits(
     ict = (commit_info(written.commits[latest]) or {}).get("inCommitTimestamp")
     with premise("the suite's writer ratifying a commit serialised its own way"):
         assert isinstance(ict, int), f"v{latest} has no inCommitTimestamp"
-        foreign = LogBuilder(suite_storage, info.location).unicode_commit(latest + 1, ict + 1, (", ", ": "))
-        uri = LogBuilder(suite_storage, info.location).stage(latest + 1, foreign)
+        log = LogBuilder(suite_storage, info.location)
+        foreign = log.unicode_commit(latest + 1, ict + 1, (", ", ": "))
+        uri = log.stage(latest + 1, foreign)
         ref_admin.commit(info.table_id, latest + 1, staged_uri=uri, in_commit_timestamp=ict + 1)
-    ratified = ratified_content(transcript, suite_storage, info.table_id) | {latest + 1: foreign}
+    ratified = written.ratified | {latest + 1: foreign}
     client.publish(info.name)
     published = _published_versions(suite_storage, info.location) - {0}
     if not published:
