@@ -5,7 +5,7 @@ from __future__ import annotations
 from conformance.checks.delta.builders import premise
 from conformance.contract.delta import Catalog
 from conformance.contract.target import offers, restart_hook
-from conformance.report.outcomes import not_applicable
+from conformance.report.outcomes import Violation, not_applicable
 from conformance.run_context import RunContext
 
 
@@ -27,3 +27,25 @@ def restart_target_catalog(lakecert: RunContext) -> Catalog:
         )
     with premise("restarting the catalog through the target's restart hook"):
         return lakecert.restart_target_catalog(hook)
+
+
+# New staging tables after a restart: a name counter kept in memory starts again at its first value,
+# which may have gone to a table of the run the suite does not track (a check that only stages), so
+# several are asked for; one in-process call each.
+NEW_AFTER_RESTART = 8
+
+
+def judge_fresh_locations(restarted: Catalog, handed_out: dict[str, str]) -> None:
+    """CAT-STAGING-UNIQUE (a SHOULD): staging tables created after a restart get locations the catalog
+    never handed out before it (``handed_out``: location -> table id, this run's tables)."""
+    before = dict(handed_out)
+    with premise("creating staging tables after the restart"):
+        fresh = [restarted.create_staging_table() for _ in range(NEW_AFTER_RESTART)]
+    for st in fresh:
+        if st.location.rstrip("/") in before:
+            raise Violation(
+                "CAT-STAGING-UNIQUE",
+                f"after the restart the catalog gave a new staging table ({st.table_id}) the location"
+                f" {st.location}, which it had handed to table {before[st.location.rstrip('/')]} before:"
+                " each table creation should get a location of its own, across restarts too",
+            )

@@ -13,8 +13,9 @@ Unarmed, ``NemesisCatalog`` forwards every call and counts it. Armed for one ope
 Armed with ``before`` (a step and its description), the nemesis runs that step when the armed call
 arrives, before it acts: a rival's commit that reaches the catalog first, so that the client's
 proposal is answered with a conflict, which ``lose`` then loses as any other answer. Armed with
-``after`` (``lose`` only), it runs that step once the catalog has acted and before the lost answer
-reaches the client: another client publishing the commit the client is about to ask about.
+``after`` (``lose`` or ``duplicate``), it runs that step once the catalog has acted and before the
+answer the client gets: another client publishing the commit the client is about to ask about, or a
+rival's commit between the two deliveries of a duplicated proposal.
 
 A client that never calls the object it was handed (an engine in another process talking to its
 catalog by itself) leaves ``calls`` at 0: the checks then say the nemesis could not reach it
@@ -51,7 +52,7 @@ class _Armed:
     op: Op
     action: Action
     before: tuple[Callable[[], object], str] | None = None  # a step run first, and what it is in words
-    after: tuple[Callable[[], object], str] | None = None  # a step run once the catalog acted (``lose``)
+    after: tuple[Callable[[], object], str] | None = None  # a step run once the catalog acted
 
 
 class NemesisCatalog:
@@ -93,8 +94,8 @@ class NemesisCatalog:
             raise ValueError(f"{action} applies to commit proposals, not {op}")
         if action == "restart" and self._restart is None:
             raise ValueError("this nemesis has no catalog to restart")
-        if after is not None and action != "lose":
-            raise ValueError("a step after the catalog acted goes with a lost answer only")
+        if after is not None and action not in ("lose", "duplicate"):
+            raise ValueError("a step after the catalog acted goes with a lost answer or a second delivery only")
         self._armed = _Armed(op, action, before, after)
 
     @property
@@ -183,6 +184,7 @@ class NemesisCatalog:
             self.fired.append(f"the proposal of v{version} was delivered twice; the client got the second answer")
             with contextlib.suppress(Exception):  # the first answer is never seen: the client gets the second
                 propose()
+            self._run_after()
             return propose()
         if action == "restart":
             propose()

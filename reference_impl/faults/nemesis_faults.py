@@ -154,6 +154,20 @@ class OwnDuplicateRebased(ReferenceClient):
 
 
 @fault(
+    "own-duplicate-rebased-after-rival",
+    "client",
+    ("WRT-LOST-ANSWER-ONCE",),
+    "After a conflict, asks whether the version is its own only while the catalog's latest is that version:"
+    " once a rival has committed after it, its own duplicated proposal is taken for a lost race.",
+)
+class OwnDuplicateRebasedAfterRival(ReferenceClient):
+    def _own_after_conflict(self, table: TableInfo, version: int, mine: Proposals) -> bool:
+        if self.catalog.get_commits(table.table_id).latest_version > version:
+            return False  # "others went on": the shortcut this fault takes
+        return super()._own_after_conflict(table, version, mine)
+
+
+@fault(
     "publish-rolled-back-on-timeout",
     "client",
     ("WRT-LOST-ANSWER-ONCE",),

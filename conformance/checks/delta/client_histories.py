@@ -52,6 +52,10 @@ ALL_POLICIES = [
     frozenset(op for op, on in zip(POLICY_OPS, bits, strict=True) if on)
     for bits in itertools.product((True, False), repeat=len(POLICY_OPS))
 ]
+# Appended values carry these texts in turn: raw UTF-8 of two, three and four bytes, and characters
+# JSON escapes. A data file's statistics (min/max) hold them inside the commit's JSON, so a writer that
+# builds that JSON by hand, or a reader that decodes it as ASCII, shows on every seed.
+TEXTS = ("", " é", " 東京", " 𝄞", ' "q"', " back\\slash", " a/b")
 GHOST_VALUE = "never-ratified"  # rows of staged files the suite leaves beside ratified ones
 # Staged files of the suite sort before any a client names with a random UUID.
 GHOST_UUIDS = ("00000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000001")
@@ -189,7 +193,7 @@ class ClientHistory:
 
     def append(self, t: Table) -> None:
         c, client = self.client()
-        rows = {t.next_id: f"c{c}"}
+        rows = {t.next_id: f"c{c}{TEXTS[t.next_id % len(TEXTS)]}"}
         t.next_id += 1
         events = self._step()
         with premise(f"client {c} appending to {t.name}"):
@@ -268,7 +272,7 @@ class ClientHistory:
             )
         t.model.publish(published)
 
-    def _learn_published(self, t: Table, late: set[int] | frozenset[int] = frozenset()) -> None:
+    def learn_published(self, t: Table, late: set[int] | frozenset[int] = frozenset()) -> None:
         published = self._published_upto(t, late)
         if published > t.model.published:
             t.model.publish(published)
@@ -334,7 +338,7 @@ class ClientHistory:
             for e in events.puts
             if first is not None and e.seq > first and (f := parse_log_name(e.args["uri"])) and f.kind == "delta"
         }
-        self._learn_published(t, late)
+        self.learn_published(t, late)
         for v, _ in written:
             if not 0 <= v <= t.model.published:  # the policy is judged above (WRT-MAINTENANCE-POLICY)
                 raise self.charge(
@@ -357,7 +361,7 @@ class ClientHistory:
             raise PremiseBroken(f"client {c} compacting {t.name}: {type(e).__name__}: {e}") from e
         written = self._written(events, "compaction")
         self.log.step(f"client {c}: compact_log({start}, {end}) of {t.name} -> {written}")
-        self._learn_published(t)
+        self.learn_published(t)
         if written and self.forbidden(t, "log_compaction"):
             raise self.charge(
                 "WRT-MAINTENANCE-POLICY",

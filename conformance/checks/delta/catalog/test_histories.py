@@ -23,27 +23,37 @@ a table are ever unpublished (docs/certify.md: Unity Catalog's limit).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, ict_of, premise
+from conformance.checks.delta.catalog.inline_shapes import SHAPES
 from conformance.contract.delta import CatalogError, CommitConflict, NotSupported, TableInfo
+from conformance.contract.target import restart_hook
 from conformance.model.catalog_managed import CatalogTable, Commit, ListingFault
+from conformance.nemesis import restart_target_catalog
+from conformance.nemesis.restart import judge_fresh_locations
 from conformance.observe.recording import RecordingCatalog
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import PremiseBroken
 from conformance.run_context import RunContext
 from conformance.schedules.generated import HISTORY_ROUNDS, HISTORY_VERSIONS, HistoryLog
 from conformance.schedules.race import race
-from reference_impl.delta import actions as A
 
 TABLES = 3
 MAX_UNPUBLISHED = 10
 # The directed boundary on the first table: published up to HOLD_FROM, then nothing published until
 # HOLD_TO is ratified, then a mark at HOLD_MARK (two digits) while HOLD_MARK + 1 .. HOLD_TO are stored.
 HOLD_FROM, HOLD_MARK, HOLD_TO = 95, 99, 104
+# Every INLINE_EVERY-th proposal is inline (where the catalog hosts inline commits): about 30 per
+# history, each shape of inline_shapes.py several times.
+INLINE_EVERY = 7
+# The version of the first table at which the catalog restarts, where the target has a restart hook.
+RESTART_AT = 70
+DURABLE = "CAT-RATIFY-DURABLE"
 # From this version of the first table, the next proposal made with exactly two commits unpublished
 # carries the publication mark (the module's docstring).
 CARRY_AT = 40
@@ -62,8 +72,11 @@ class CatalogHistory:
         self.catalog, self.driver, self.log, self.rng = catalog, driver, log, rng
         self.tables: list[Tracked] = []
         self.inline = True  # until the catalog says it hosts no inline commits
+        self.proposals = 0  # every INLINE_EVERY-th proposal is inline, in the next shape in turn
+        self.shapes = list(SHAPES)
         self.last_publish: int | None = None  # index of the table the previous step published
         self.served: set[tuple[int, int]] = set()  # (table index, version) once listed as ratified
+        self.durable = False  # judging the listings right after a restart
         self._turn = 0
 
     # ------------------------------------------------------------------ steps
@@ -83,8 +96,10 @@ class CatalogHistory:
         version = t.model.latest + 1
         mark = t.model.published if carry else None
         carrying = "" if mark is None else f" carrying mark v{mark}"
-        if self.inline and self.rng.random() < 0.1:
-            content = A.encode_commit([A.commit_info_action(ict_of(version), f"inline-{version}", "WRITE")])
+        self.proposals += 1
+        if self.inline and self.proposals % INLINE_EVERY == 0:
+            shape = self.shapes[(self.proposals // INLINE_EVERY) % len(self.shapes)]
+            content = SHAPES[shape](version, ict_of(version))
             try:
                 self.catalog.commit(
                     t.info.table_id,
@@ -98,11 +113,16 @@ class CatalogHistory:
                 self.log.step(f"client {client}: inline v{version} of {t.info.name} -> not supported")
                 return
             except CatalogError as e:
-                self._refused_valid(t, version, e)
+                if shape != "many":
+                    self._refused_valid(t, version, e)
+                # A limit on size or actions the catalog may have and not declare (docs/certify.md
+                # "Limits"): the envelope judges it; the listings judge that the refusal changed nothing.
+                self.shapes.remove(shape)
+                self.log.step(f"client {client}: inline v{version} of {t.info.name} ({shape}) -> refused")
                 return
             t.model.ratify(Commit(version, inline_content=content))
             self._reported(t, mark)
-            self.log.step(f"client {client}: inline v{version} of {t.info.name}{carrying} -> ratified")
+            self.log.step(f"client {client}: inline v{version} of {t.info.name} ({shape}){carrying} -> ratified")
             return
         uri = self._stage(t, version)
         self._expect(t, Commit(version, uri), f"client {client}: propose v{version} of {t.info.name}{carrying}", mark)
@@ -242,6 +262,25 @@ class CatalogHistory:
         if t.model.latest + room - t.model.published > MAX_UNPUBLISHED:
             self.publish(t, index, t.model.latest + room - MAX_UNPUBLISHED + self.rng.randint(0, 2))
 
+    def restart(self, restart: Callable[[], CatalogDriver]) -> None:
+        """The nemesis inside the history: the catalog restarts through the target's hook, and every
+        table is then listed in full and from its mark. Each listing was right just before, so any
+        difference is what the restart lost or changed (CAT-RATIFY-DURABLE). The history goes on
+        against the restarted catalog."""
+        with premise("restarting the catalog through the target's restart hook"):
+            self.driver = restart()
+        self.catalog = self.driver.catalog  # type: ignore[assignment]  # restart() gives a recording catalog
+        self.log.step("restart the catalog (the target's restart hook)")
+        self.durable = True
+        try:
+            for index, t in enumerate(self.tables):
+                self.judge_listing(index, None, None)
+                self.judge_listing(index, t.model.published + 1, None)
+        finally:
+            self.durable = False
+        # Before any other check of the run creates a table: locations handed out from now on are new.
+        judge_fresh_locations(self.catalog, self.driver.locations)
+
     # ------------------------------------------------------------------ judging
 
     def judge_all(self, acted: int) -> None:
@@ -270,7 +309,7 @@ class CatalogHistory:
             resp = self.catalog.get_commits(t.info.table_id, start, end)
         except CatalogError as e:
             raise self.log.violation(
-                "CAT-LIST-LATEST",
+                DURABLE if self.durable else "CAT-LIST-LATEST",
                 f"listing [{start}, {end}] of {t.info.name} refused ({type(e).__name__})",
                 "a listing with the latest version",
             ) from e
@@ -296,6 +335,12 @@ class CatalogHistory:
     def charge(self, index: int, fault: ListingFault, start: int | None, end: int | None) -> Exception:
         t = self.tables[index]
         where = f"listing [{start}, {end}] of {t.info.name}"
+        if self.durable:
+            return self.log.violation(
+                DURABLE,
+                f"right after a restart of the catalog, {where}: {fault.detail}",
+                "every listing as it was just before the restart (each was judged right then)",
+            )
         if fault.kind == "latest":
             return self.log.violation("CAT-LIST-LATEST", f"{where}: {fault.detail}", f"latest v{t.model.latest}")
         if fault.kind == "outside":
@@ -340,7 +385,13 @@ class CatalogHistory:
 
 
 def run_history(
-    catalog: RecordingCatalog, driver: CatalogDriver, log: HistoryLog, name: str, seed: int, versions: int
+    catalog: RecordingCatalog,
+    driver: CatalogDriver,
+    log: HistoryLog,
+    name: str,
+    seed: int,
+    versions: int,
+    restart: Callable[[], CatalogDriver] | None = None,
 ) -> None:
     rng = random.Random(seed)
     h = CatalogHistory(catalog, driver, log, rng)
@@ -353,6 +404,12 @@ def run_history(
     step = 0
     while main.model.latest < versions:
         step += 1
+        # Every seed, where the target can restart its catalog: one restart with unpublished and
+        # inline commits stored, and a mark carried by a proposal (CARRY_AT) behind it.
+        if restart is not None and main.model.latest >= RESTART_AT:
+            h.restart(restart)
+            restart = None
+            continue
         index = 0 if rng.random() < 0.6 else rng.randint(1, TABLES - 1)
         t = h.tables[index]
         h.last_publish = None
@@ -411,6 +468,8 @@ def run_history(
     "CAT-LIST-RANGE",
     "CAT-LIST-LATEST",
     "CAT-LIST-RATIFIED-ONLY",
+    "CAT-RATIFY-DURABLE",
+    "CAT-STAGING-UNIQUE",
 )
 def test_long_histories_of_several_tables_match_the_model(
     lakecert: RunContext,
@@ -420,7 +479,21 @@ def test_long_histories_of_several_tables_match_the_model(
     seed: int,
     transcript: Transcript,
 ) -> None:
+    """Without a restart hook the history runs without its restart; CAT-RATIFY-DURABLE is then judged
+    NOT_APPLICABLE by the nemesis checks (docs/certify.md "The nemesis"), not here."""
+
+    def restart() -> CatalogDriver:
+        restarted = RecordingCatalog(
+            restart_target_catalog(lakecert),
+            transcript,
+            under_test=True,
+            call_s=lakecert.config.settings.deadlines.call_s,
+        )
+        return CatalogDriver(restarted, driver.storage, published=driver.published, locations=driver.locations)
+
+    can_restart = restart_hook(lakecert.target) is not None
     budget = lakecert.config.settings.delta.budget
     for round_no in range(HISTORY_ROUNDS[budget]):
         log = HistoryLog(transcript, seed + round_no, lakecert.config.seed)
-        run_history(catalog, driver, log, f"{table_name[:40]}_{round_no}", seed + round_no, HISTORY_VERSIONS[budget])
+        name, versions = f"{table_name[:40]}_{round_no}", HISTORY_VERSIONS[budget]
+        run_history(catalog, driver, log, name, seed + round_no, versions, restart if can_restart else None)

@@ -22,6 +22,7 @@ from conformance.contract.delta import (
     TableInfo,
 )
 from conformance.nemesis import restart_target_catalog
+from conformance.nemesis.restart import judge_fresh_locations
 from conformance.observe.recording import RecordingCatalog
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import PremiseBroken, Violation
@@ -46,10 +47,6 @@ DURABLE = "CAT-RATIFY-DURABLE"
 UNIQUE = "CAT-STAGING-UNIQUE"
 LONG = 13  # a longer history: v1-v8 published on the way, v9-v13 ratified and unpublished
 LONG_UNPUBLISHED = 5
-# New staging tables after the restart: a name counter kept in memory starts again at its first value,
-# which may have gone to a table of the run the suite does not track (a check that only stages), so
-# several are asked for; one in-process call each.
-NEW_AFTER_RESTART = 8
 # Name tails a restart must keep apart (RFC "Table Discovery": a name resolves to its table's location):
 # two that differ only in case, and a non-ASCII one. A catalog that rebuilds its name index when it
 # starts (case-folded, normalised, re-encoded) sends one of them to another table, or to none, only then.
@@ -183,7 +180,7 @@ def test_ratified_commits_survive_a_restart(
     if lower in resolved and resolved[lower].table_id == resolved[upper].table_id:
         del resolved[lower]
     inline, inline_content = _inline_v1(driver, f"{table_name}_inline")
-    before = set(table_locations)
+    before = dict(table_locations)
     restarted = RecordingCatalog(
         restart_target_catalog(lakecert), transcript, under_test=True, call_s=lakecert.config.settings.deadlines.call_s
     )
@@ -220,16 +217,7 @@ def test_ratified_commits_survive_a_restart(
     _goes_on(restarted, again, long, LONG, staged[LONG])
     # Last, as a SHOULD: locations handed out after the restart are new (a name counter kept in memory
     # starts again and gives a new table the files of an old one).
-    with premise("creating staging tables after the restart"):
-        fresh = [restarted.create_staging_table() for _ in range(NEW_AFTER_RESTART)]
-    for st in fresh:
-        if st.location.rstrip("/") in before:
-            raise Violation(
-                UNIQUE,
-                f"after the restart the catalog gave a new staging table ({st.table_id}) the location"
-                f" {st.location}, which it had handed to table {table_locations[st.location.rstrip('/')]} before:"
-                " each table creation should get a location of its own, across restarts too",
-            )
+    judge_fresh_locations(restarted, before)
 
 
 def _listed_once(resp: GetCommitsResponse, uri: str, version: int) -> str | None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from itertools import count
 
 import pytest
 
 from conformance.checks.delta.builders import premise
 from conformance.checks.delta.evidence import ratified_content, table_commits
-from conformance.contract.delta import Storage, TableInfo
+from conformance.contract.delta import Catalog, Storage, TableInfo
+from conformance.nemesis import NemesisCatalog
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.oracle.commits import Action
@@ -65,3 +68,29 @@ def written(
     info = ref_admin.resolve(table_name)
     ratified = ratified_content(transcript, suite_storage, info.table_id)
     return WrittenTable(info, ratified, suite_storage)
+
+
+Bind = Callable[[Catalog], RecordingClient]
+
+
+@pytest.fixture
+def bind(lakecert: RunContext, storage: Storage, transcript: Transcript, request: pytest.FixtureRequest) -> Bind:
+    """Builds clients under test bound to the given catalog (as ``client_factory`` binds them to the
+    recording reference), each with a seed of its own."""
+    made = count()
+
+    def build(catalog: Catalog) -> RecordingClient:
+        seed = lakecert.derived_seed(f"{request.node.nodeid}#nemesis{next(made)}")
+        env = replace(lakecert.env, storage=storage, seed=seed)
+        return RecordingClient(
+            lakecert.build_client(catalog, env), transcript, call_s=lakecert.config.settings.deadlines.call_s
+        )
+
+    return build
+
+
+@pytest.fixture
+def nemesis(ref_catalog: RecordingCatalog, transcript: Transcript) -> NemesisCatalog:
+    wrapped = NemesisCatalog(ref_catalog)
+    transcript.notes["nemesis"] = wrapped.fired  # what it did, for the reproducer
+    return wrapped

@@ -3,7 +3,10 @@ lag past 16 commits, and what ``_delta_log`` holds after every step (``checks/de
 
 Every history, whatever the seed, runs checkpoint, log compaction and metadata cleanup under each of
 the eight combinations of the three policies (in an order the seed picks), publishes after more
-than 16 commits waited, crosses v99 -> v100 on one table, and has two clients append at once.
+than 16 commits waited, crosses v99 -> v100 on one table, and has two clients append at once. At
+v22, v47, v72 and v97 of the first table a fourth client, bound through lakecert's nemesis, appends
+and meets a lost answer, a lost conflict, a second delivery after a rival's commit and a publication
+by another client before it asks (``writer/history_nemesis.py``): its change must land once.
 Whether the policies are obeyed is judged by ``writer/test_maintenance.py``, where a client whose
 catalog API cannot carry a policy goes NOT_APPLICABLE; here a forbidden operation run is a broken
 premise (the model no longer describes the table).
@@ -17,12 +20,16 @@ from collections.abc import Callable
 import pytest
 
 from conformance.checks.delta.client_histories import ALL_POLICIES, POLICY_OPS, ClientHistory, Table, history_rounds
-from conformance.contract.delta import Storage
+from conformance.checks.delta.writer.conftest import Bind
+from conformance.checks.delta.writer.history_nemesis import HistoryNemesis
+from conformance.contract.delta import NotSupported, Storage
+from conformance.nemesis import NemesisCatalog
 from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.run_context import RunContext
 from conformance.schedules.generated import CLIENT_HISTORY_VERSIONS
 from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.delta.client import ReferenceClient
 
 RULES = frozenset(
     {
@@ -33,6 +40,7 @@ RULES = frozenset(
         "WRT-CLEANUP-KEEPS",
         "WRT-CLEANUP-STAGED-ABOVE",
         "WRT-NO-FILESYSTEM-COMMIT",
+        "WRT-LOST-ANSWER-ONCE",
     }
 )
 LAG_AT, LAG = 60, 20  # from v60 of the first table nothing is published until 20 commits wait
@@ -53,12 +61,18 @@ def maintenance_round(h: ClientHistory, t: Table, rng: random.Random) -> None:
     h.set_policy(t, frozenset(POLICY_OPS))
 
 
-def run_history(h: ClientHistory, name: str, rng: random.Random, versions: int, seed: int) -> None:
+def run_history(
+    h: ClientHistory, name: str, rng: random.Random, versions: int, seed: int, faults: HistoryNemesis | None
+) -> None:
     main, other = h.create(f"{name}_0"), h.create(f"{name}_1")
     next_round, lagged = MAINTENANCE_EVERY, False
     step = 0
     while main.model.latest < versions:
         step += 1
+        if faults is not None and faults.due(main):
+            faults.append(h, main)
+            h.judge_log(main)
+            continue
         if main.model.latest >= next_round:
             maintenance_round(h, main, rng)
             next_round += MAINTENANCE_EVERY
@@ -91,12 +105,16 @@ def run_history(h: ClientHistory, name: str, rng: random.Random, versions: int, 
     "WRT-COMPACTION-PUBLISHED",
     "WRT-NO-FILESYSTEM-COMMIT",
     "WRT-PUBLISH-ORDER",
+    "WRT-LOST-ANSWER-ONCE",
 )
 def test_long_histories_of_maintenance_and_publication_match_the_model(
     lakecert: RunContext,
     client: RecordingClient,
     client_factory: Callable[[], RecordingClient],
+    bind: Bind,
+    nemesis: NemesisCatalog,
     ref_admin: ReferenceCatalog,
+    suite_client: ReferenceClient,
     suite_storage: Storage,
     transcript: Transcript,
     table_name: str,
@@ -104,5 +122,12 @@ def test_long_histories_of_maintenance_and_publication_match_the_model(
 ) -> None:
     budget = lakecert.config.settings.delta.budget
     clients = [client, client_factory(), client_factory()]
+    try:
+        faults: HistoryNemesis | None = HistoryNemesis(nemesis, bind(nemesis), suite_client)
+    except NotSupported:
+        faults = None  # a client that cannot be bound to the nemesis: the history runs without faults
     for round_no, h in history_rounds(lakecert, clients, ref_admin, suite_storage, transcript, seed, RULES):
-        run_history(h, f"{table_name[:40]}_{round_no}", h.rng, CLIENT_HISTORY_VERSIONS[budget], seed + round_no)
+        name, versions = f"{table_name[:40]}_{round_no}", CLIENT_HISTORY_VERSIONS[budget]
+        run_history(h, name, h.rng, versions, seed + round_no, faults)
+        if faults is not None:
+            faults.met = 0

@@ -11,15 +11,14 @@ catalog) cannot be reached by the nemesis: those checks are NOT_APPLICABLE, neve
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
-from itertools import count
 
 import pytest
 
 from conformance.checks.delta.builders import premise, when
 from conformance.checks.delta.evidence import Attempt, attempt, log_files, ratified_content
-from conformance.checks.delta.writer.conftest import DAY_MS
+from conformance.checks.delta.writer.conftest import DAY_MS, Bind
 from conformance.contract.delta import Catalog, NotSupported, Storage, TableInfo
 from conformance.nemesis import NemesisCatalog, in_time_zone
 from conformance.nemesis.clock import FAR_EAST, FAR_WEST
@@ -42,32 +41,6 @@ RESTART = "WRT-CATALOG-RESTART"
 CRASH = "WRT-CRASH-RECOVERY"
 A, B, C = {"id": 1, "value": "a"}, {"id": 2, "value": "b"}, {"id": 3, "value": "c"}
 FAR_AHEAD_MS = 400 * DAY_MS  # a peer whose clock is more than a year ahead
-
-
-Bind = Callable[[Catalog], RecordingClient]
-
-
-@pytest.fixture
-def bind(lakecert: RunContext, storage: Storage, transcript: Transcript, request: pytest.FixtureRequest) -> Bind:
-    """Builds clients under test bound to the given catalog (as ``client_factory`` binds them to the
-    recording reference), each with a seed of its own."""
-    made = count()
-
-    def build(catalog: Catalog) -> RecordingClient:
-        seed = lakecert.derived_seed(f"{request.node.nodeid}#nemesis{next(made)}")
-        env = replace(lakecert.env, storage=storage, seed=seed)
-        return RecordingClient(
-            lakecert.build_client(catalog, env), transcript, call_s=lakecert.config.settings.deadlines.call_s
-        )
-
-    return build
-
-
-@pytest.fixture
-def nemesis(ref_catalog: RecordingCatalog, transcript: Transcript) -> NemesisCatalog:
-    wrapped = NemesisCatalog(ref_catalog)
-    transcript.notes["nemesis"] = wrapped.fired  # what it did, for the reproducer
-    return wrapped
 
 
 def _start(client: RecordingClient, nemesis: NemesisCatalog, name: str, *rows: dict[str, object]) -> None:
@@ -294,6 +267,44 @@ def test_duplicate_delivery_lands_once(
     seen = _judge_change(ONCE, outcome, suite_client, ref_admin, suite_client.storage, table_name, what)
     _keeps_working(ONCE, client, suite_client, ref_admin, table_name, what)
     _report_outcome(outcome, seen, what)
+
+
+@pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME")
+def test_duplicate_delivery_after_a_rival_lands_once(
+    bind: Bind,
+    nemesis: NemesisCatalog,
+    ref_admin: ReferenceCatalog,
+    suite_client: ReferenceClient,
+    suite_storage: Storage,
+    table_name: str,
+) -> None:
+    """The proposal of v2 is ratified, a rival then ratifies v3, and the network delivers the proposal of
+    v2 again: the conflict the client hears names v3 as the latest. Whether v2 is the client's own is
+    still only told by the commit at v2 ("Commit Protocol": the catalog is the source of truth); a client
+    that reads "the table moved on" as "I lost" commits its change a second time."""
+    client = bind(nemesis)
+    _start(client, nemesis, table_name, A)
+    rival = (lambda: suite_client.append(table_name, [RIVAL]), "a rival's commit was ratified as v3")
+    nemesis.arm("commit", "duplicate", after=rival)
+    outcome = attempt(lambda: client.append(table_name, [B]))
+    if nemesis.pending:
+        raise PremiseBroken("the writer's append made no proposal through the catalog it was handed")
+    what = "v2 was ratified, a rival then took v3, and the proposal of v2 was delivered a second time"
+    info = ref_admin.resolve(table_name)
+    _no_lost_version(ONCE, ref_admin, suite_storage, info, what)
+    adding, held = _adding(ref_admin, suite_storage, info, B)
+    rivals = _adding(ref_admin, suite_storage, info, RIVAL)[1]
+    if len(adding) > 1 or held > 1 or rivals != 1:
+        raise Violation(
+            ONCE,
+            f"{what}: versions {adding} each add the appended row (the latest version holds it {held} time(s),"
+            f" the rival's row {rivals} time(s)): the writer committed its change again instead of asking the"
+            " catalog whose commit v2 is",
+        )
+    if outcome.error is None and adding != [outcome.value]:
+        raise Violation(ONCE, f"{what}: the append reported v{outcome.value}, but the row was added at {adding}")
+    _keeps_working(ONCE, client, suite_client, ref_admin, table_name, what)
+    _report_outcome(outcome, held, what)
 
 
 @pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME")

@@ -1,0 +1,79 @@
+"""The shapes of inline commit the catalog histories propose, each a valid commit a writer may send.
+
+RFC "Terminology: Commits": an inline commit's content is held by the catalog and served back as the
+commit itself, so the bytes are the commit. A catalog that parses and re-serialises them, normalises
+text, trims a line end or caps a line count changes a commit without changing its JSON meaning, and
+only a byte-for-byte comparison sees it. One example of each detail would be one blind spot less;
+the histories cycle through all of them, every run, whatever the seed:
+
+- ``compact``: ASCII with compact separators, as lakecert's own writer sends it;
+- ``utf8``: raw UTF-8 text, with characters of two, three and four bytes (one outside the Basic
+  Multilingual Plane, a surrogate pair to UTF-16 stores);
+- ``escapes``: JSON escapes as written (``\\u00e9``, ``\\"``, ``\\\\``, ``\\/``, ``\\t``, ``\\u2028``)
+  that a re-serialiser turns into other bytes;
+- ``spaced``: separators with spaces and keys in no sorted order;
+- ``many``: commitInfo and 60 ``add`` actions, one per line (a commit of many lines);
+- ``unterminated``: no newline after the last line (``decode_commit``: some writers omit it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from reference_impl.delta import actions as A
+
+Shape = Callable[[int, int], bytes]
+MANY_ADDS = 60
+
+
+def _info(version: int, ict: int, **extra: str) -> A.Action:
+    info = A.commit_info_action(ict, f"inline-{version}", "WRITE")["commitInfo"]
+    return {"commitInfo": {**info, **extra}}
+
+
+def _lines(actions: list[A.Action], *, separators: tuple[str, str] = (",", ":"), ascii_only: bool = True) -> bytes:
+    return b"".join(json.dumps(a, separators=separators, ensure_ascii=ascii_only).encode() + b"\n" for a in actions)
+
+
+def compact(version: int, ict: int) -> bytes:
+    return _lines([_info(version, ict)])
+
+
+def utf8(version: int, ict: int) -> bytes:
+    return _lines([_info(version, ict, userMetadata="Zürich · Ωmega · 東京 · 𝄞 ✓")], ascii_only=False)
+
+
+def escapes(version: int, ict: int) -> bytes:
+    # Written by hand: json.dumps would not emit "\/" nor keep "\u00e9" beside raw text.
+    line = json.dumps(_info(version, ict), separators=(",", ":"))
+    tail = r',"userMetadata":"caf\u00e9 \"q\" back\\slash a\/b tab\t ls\u2028end"}}'
+    return line[: -len("}}")].encode() + tail.encode() + b"\n"
+
+
+def spaced(version: int, ict: int) -> bytes:
+    info = _info(version, ict)["commitInfo"]
+    reordered = {"commitInfo": dict(reversed(list(info.items())))}
+    return _lines([reordered], separators=(", ", ": "))
+
+
+def many(version: int, ict: int) -> bytes:
+    adds = [
+        A.add_action(f"inline-{version}-part-{i:03d}.parquet", 100 + i, ict, '{"numRecords":0}')
+        for i in range(MANY_ADDS)
+    ]
+    return _lines([_info(version, ict), *adds])
+
+
+def unterminated(version: int, ict: int) -> bytes:
+    return compact(version, ict).rstrip(b"\n")
+
+
+SHAPES: dict[str, Shape] = {
+    "compact": compact,
+    "utf8": utf8,
+    "escapes": escapes,
+    "spaced": spaced,
+    "many": many,
+    "unterminated": unterminated,
+}
