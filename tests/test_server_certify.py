@@ -32,9 +32,14 @@ NOT_ON_THE_WIRE = {
     "ratifications-write-behind",
     "latest-from-stored-commits",
     "staging-counter-restarts",
+    "restart-forgets-inline-ict",
     # A limit the target declares in-process (``declared_limits``): the `uc` target declares none
     # (unless given the `limits` option), so over HTTP the cap is discovered, and is the one it keeps.
     "overstate-unpublished-cap",
+    "proposal-mark-keeps-cap-full",
+    # The server checks a staged file's name, folder and existence before the catalog runs, so a
+    # catalog that reserves a version before validating never sees an invalid proposal over HTTP.
+    "validate-after-reserving",
     # The `uc` adapter follows UC's paging: a page that stops short of the latest is asked again
     # above its last commit, so a server that lists only a first page is read whole.
     "first-page-only",

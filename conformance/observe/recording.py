@@ -72,10 +72,12 @@ class _Recorder:
 
 
 CommitHook = Callable[[str, int], None]
+ListingHook = Callable[[str], None]  # table id: runs before a get_commits reaches the catalog
 
 
 class RecordingCatalog(_Recorder):
-    """A Catalog that records calls; ``before_commit`` hooks let schedules interleave."""
+    """A Catalog that records calls; ``before_commit`` and ``before_get_commits`` hooks let
+    schedules interleave (another client acting just before the caller's request is served)."""
 
     inner: Catalog
 
@@ -90,6 +92,7 @@ class RecordingCatalog(_Recorder):
     ) -> None:
         super().__init__(inner, transcript, actor, under_test, call_s)
         self.before_commit: list[CommitHook] = []
+        self.before_get_commits: list[ListingHook] = []
 
     def create_staging_table(self) -> StagingTable:
         return self._call("create_staging_table", {}, self.inner.create_staging_table)
@@ -156,6 +159,8 @@ class RecordingCatalog(_Recorder):
     def get_commits(
         self, table_id: str, start_version: int | None = None, end_version: int | None = None
     ) -> GetCommitsResponse:
+        for hook in list(self.before_get_commits):
+            hook(table_id)
         args = {"table_id": table_id, "start_version": start_version, "end_version": end_version}
         return self._call(
             "get_commits",

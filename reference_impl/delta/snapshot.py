@@ -160,9 +160,21 @@ class LogReader:
 
     # ------------------------------------------------------------ log segment
 
+    def _published_meanwhile(self, listing: list[FileInfo], ratified: GetCommitsResponse) -> bool:
+        """Whether the catalog no longer stores versions above every published file the LIST saw: then
+        another client published and marked them after the LIST, before the catalog answered. The RFC
+        has readers ask the catalog first and LIST after, so that both answers overlap; a reader that
+        LISTed first must LIST again (a commit leaves the catalog only once its published file exists)."""
+        listed = [lf.version for lf, _ in listed_log_files(listing) if lf.kind == "delta"]
+        top = max(listed, default=-1)
+        first_stored = min((c.version for c in ratified.commits), default=ratified.latest_version + 1)
+        return top < ratified.latest_version and first_stored > top + 1
+
     def segment(self, table_id: str, location: str) -> LogSegment:
         listing = self._list_log(location)
         ratified = self._ratified_commits(table_id, listing)
+        if self._published_meanwhile(listing, ratified):
+            listing = self._list_log(location)
         latest = ratified.latest_version
         mtimes = {f.uri: f.mtime_ms for f in listing}
         # RFC: ignore any file with a version greater than the catalog's latest.

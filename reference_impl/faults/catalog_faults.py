@@ -6,17 +6,20 @@ code has two guards for the same rule); everything else stays correct.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from typing import Any
 
 from conformance.contract.delta import (
     CommitConflict,
     CommitRejected,
+    InvalidRequest,
     MaintenancePolicy,
     RatifiedCommit,
     TableInfo,
 )
-from reference_impl.catalog.catalog import ReferenceCatalog, check_commit, staged_dir_uri
+from reference_impl.catalog.catalog import ReferenceCatalog, _is_int, check_commit, delta_file_uri, staged_dir_uri
 from reference_impl.catalog.store import TableRow, Tx
 from reference_impl.faults.base import fault
 from reference_impl.storage.commit_file import read_commit_file
@@ -450,3 +453,150 @@ class ProposalMarkCoversItself(ReferenceCatalog):
         if latest_published_version is not None:  # recorded after ratification, whatever it says
             with self._store.write() as tx:
                 self._publish(tx, table_id, latest_published_version)
+
+
+# ---------------------------------------------------------------- issue 28, round 6 (helper A1)
+
+
+@fault(
+    "listing-start-clamped-to-latest",
+    "catalog",
+    breaks=("CAT-LIST-RANGE",),
+    description="A listing whose start lies above the latest version is clamped to it and lists the latest commit.",
+)
+class ListingStartClampedToLatest(ReferenceCatalog):
+    def _select_listing(self, commits: list[RatifiedCommit], start: int, end: int) -> list[RatifiedCommit]:
+        if commits and start > commits[-1].version:
+            start = commits[-1].version  # a paging cursor "never past the end": the last page again
+        return super()._select_listing(commits, start, end)
+
+
+@fault(
+    "resolve-longest-registered-prefix",
+    "catalog",
+    breaks=("CAT-RESOLVE-LOCATION",),
+    description="An unregistered name resolves to the table whose name is its longest registered prefix.",
+)
+class ResolveLongestRegisteredPrefix(ReferenceCatalog):
+    def resolve(self, name: str) -> TableInfo:
+        with self._store.read() as tx:
+            row = tx.table_by_name(name) if isinstance(name, str) else None
+            if row is None and isinstance(name, str):
+                names = [n for (n,) in tx.conn.execute("SELECT name FROM tables WHERE name IS NOT NULL").fetchall()]
+                owners = sorted((n for n in names if name.startswith(n)), key=len)
+                row = tx.table_by_name(owners[-1]) if owners else None
+        if row is None:
+            return super().resolve(name)  # TableNotFound
+        return self._table_info(row)
+
+
+@fault(
+    "managed-flag-while-unpublished",
+    "catalog",
+    breaks=("CAT-RESOLVE-MANAGED",),
+    description="Resolution says catalog-managed only while the table has unpublished commits (or none yet).",
+)
+class ManagedFlagWhileUnpublished(ReferenceCatalog):
+    def _table_info(self, row: TableRow) -> TableInfo:
+        info = super()._table_info(row)
+        all_published = 0 < row.latest_version <= row.latest_published_version
+        return TableInfo(info.table_id, info.name, info.location, catalog_managed=not all_published)
+
+
+@fault(
+    "restart-forgets-inline-ict",
+    "catalog",
+    breaks=("CAT-RATIFY-DURABLE",),
+    description="After a restart, stored inline commits are served without their in-commit timestamp.",
+)
+class RestartForgetsInlineIct(ReferenceCatalog):
+    """The durable record of an inline commit has no timestamp column: the start-up finds every inline
+    commit undated (staged ones keep theirs), what a restart of such a catalog serves."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        with self._store.write() as tx:
+            tx.conn.execute("UPDATE commits SET in_commit_timestamp = NULL WHERE inline_content IS NOT NULL")
+
+
+# ---------------------------------------------------------------- issue 28, round 6 (helper A2)
+
+
+@fault(
+    "mark-before-judging",
+    "catalog",
+    breaks=("CAT-RATIFY-SEQUENTIAL",),
+    description="Applies the publication mark a proposal carries before judging it: a refused gap still drops commits.",
+)
+class MarkBeforeJudging(ReferenceCatalog):
+    def commit(self, table_id: str, version: int, **kwargs: Any) -> None:
+        mark = kwargs.get("latest_published_version")
+        if _is_int(mark) and _is_int(version) and 0 <= mark < version:
+            with contextlib.suppress(InvalidRequest):  # a mark above the latest is refused, not applied
+                self.mark_published(table_id, mark)
+        super().commit(table_id, version, **kwargs)
+
+
+@fault(
+    "conflict-applies-mark",
+    "catalog",
+    breaks=("CAT-RETAIN-UNPUBLISHED",),
+    description="Applies the publication mark of a proposal it answers with a conflict: unpublished commits go.",
+)
+class ConflictAppliesMark(ReferenceCatalog):
+    def commit(self, table_id: str, version: int, **kwargs: Any) -> None:
+        try:
+            super().commit(table_id, version, **kwargs)
+        except CommitConflict:
+            mark = kwargs.get("latest_published_version")
+            if _is_int(mark):  # "the writer's report is news whatever the answer"
+                with contextlib.suppress(InvalidRequest):
+                    self.mark_published(table_id, mark)
+            raise
+
+
+@fault(
+    "validate-after-reserving",
+    "catalog",
+    breaks=("CAT-RATIFY-SEQUENTIAL", "CAT-STAGED-VERSION", "CAT-STAGED-IN-TABLE", "CAT-STAGED-NAME"),
+    description="Reserves the proposed version before checking the proposal; a refused proposal keeps it reserved.",
+)
+class ValidateAfterReserving(ReferenceCatalog):
+    """The sequence is judged against the highest version reserved (in memory), and the reservation is
+    made before the staged file is checked: after a refused proposal for v, v is taken and v+1 is next."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._reserved: dict[str, int] = {}
+        self._reserving = threading.Lock()
+
+    def commit(self, table_id: str, version: int, **kwargs: Any) -> None:
+        with self._store.read() as tx:
+            row = self._registered(tx, table_id)
+        if _is_int(version):
+            with self._reserving:
+                top = max(row.latest_version, self._reserved.get(table_id, 0))
+                super()._check_version(top, version)
+                self._reserved[table_id] = version
+        super().commit(table_id, version, **kwargs)
+
+    def _check_version(self, latest: int, version: int) -> None:
+        if version <= latest:  # the gap was judged against the reservation
+            raise CommitConflict(f"version {version} is already ratified", latest_version=latest)
+
+
+@fault(
+    "mark-heals-over-log-files",
+    "catalog",
+    breaks=("CAT-RETAIN-UNPUBLISHED",),
+    description="Moves a publication mark up over every _delta_log file above it, whatever the file holds.",
+)
+class MarkHealsOverLogFiles(ReferenceCatalog):
+    def mark_published(self, table_id: str, version: int) -> None:
+        with self._store.read() as tx:
+            row = self._registered(tx, table_id)
+        top = version
+        if self._storage is not None and _is_int(version):
+            while top < row.latest_version and self._storage.exists(delta_file_uri(row.location, top + 1)):
+                top += 1
+        super().mark_published(table_id, top)

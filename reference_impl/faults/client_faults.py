@@ -627,3 +627,142 @@ class RefusedProposalWrittenToLog(ReferenceClient):
             version, content = self._attempt
             self.storage.put(delta_uri(table.location, version), content, if_absent=True)
             return version
+
+
+# ====================================================================== issue 28 round 6 (helper B)
+
+
+@fault(
+    "checkpoint-drops-configuration",
+    "client",
+    ("WRT-ICT-ENABLED",),
+    "Checkpoints hold the table's metaData with an empty configuration: replayed from a checkpoint, the table"
+    " has in-commit timestamps off (every commit is right).",
+)
+class CheckpointDropsConfiguration(ReferenceClient):
+    def checkpoint(self, name: str) -> int | None:
+        from reference_impl.delta.checkpoint import write_checkpoint
+
+        table = self._table(name)
+        if not self._policy_allows(table.table_id, "checkpoint"):
+            return None
+        seg = self._log.segment(table.table_id, table.location)
+        version = self._checkpoint_version(seg)
+        if version is None:
+            return None
+        state = self._log.snapshot_of(seg, version).state_actions()
+        emptied = [{"metaData": {**a["metaData"], "configuration": {}}} if "metaData" in a else a for a in state]
+        write_checkpoint(self.storage, table.location, version, emptied)
+        return version
+
+
+class _GzipReader(LogReader):
+    def commit_bytes(self, ref: CommitRef) -> bytes:
+        import gzip
+
+        data = super().commit_bytes(ref)
+        return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+@fault(
+    "staged-large-gzip",
+    "client",
+    ("WRT-STAGED-FORMAT",),
+    "Staged commits above 16 KiB are written gzip-compressed (its own reader decompresses them): no other"
+    " reader can parse a large ratified commit before it is published.",
+)
+class StagedLargeGzip(ReferenceClient):
+    reader_class = _GzipReader
+    log_class = _GzipReader
+
+    def _stage(self, location: str, version: int, content: bytes, previous: str | None) -> str:
+        import gzip
+
+        packed = gzip.compress(content) if len(content) > 16 * 1024 else content
+        return super()._stage(location, version, packed, previous)
+
+
+@fault(
+    "location-cached",
+    "client",
+    ("WRT-DISCOVERY",),
+    "Resolves a table's name on every call but keeps the location of its first resolution: once the name is"
+    " dropped and given to a new table, it writes in the dropped table's folder.",
+)
+class LocationCached(ReferenceClient):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._locations: dict[str, str] = {}
+
+    def _table(self, name: str) -> TableInfo:
+        info = super()._table(name)
+        return replace(info, location=self._locations.setdefault(name, info.location))
+
+
+# ---------------------------------------------------------------- readers: old versions and a publication race
+
+
+class _ClampingTimeTravelReader(LogReader):
+    def version_at(self, table_id: str, location: str, timestamp_ms: int) -> int:
+        """A moment before the oldest version it can build gets that version ("the closest we have")."""
+        from reference_impl.delta.snapshot import TimestampOutOfRange
+
+        try:
+            return super().version_at(table_id, location, timestamp_ms)
+        except TimestampOutOfRange:
+            seg = self.segment(table_id, location)
+            oldest = seg.latest_version
+            while oldest - 1 in seg.commits:
+                oldest -= 1
+            return oldest
+
+
+@fault(
+    "time-travel-clamps-to-oldest",
+    "client",
+    ("RDR-TIME-TRAVEL-ICT",),
+    "A timestamp before the table's creation (or before the oldest commit metadata cleanup left) reads the oldest"
+    " version it can build instead of refusing: a version committed after the moment asked for.",
+)
+class TimeTravelClampsToOldest(ReferenceClient):
+    reader_class = _ClampingTimeTravelReader
+
+
+class _LaterCheckpointReader(LogReader):
+    def _base_checkpoint(self, seg: LogSegment, target: int) -> tuple[int | None, list[Action]]:
+        """With commit 0 cleaned up and no checkpoint at or below ``target``, starts from the oldest
+        checkpoint above it and replays nothing: the checkpoint's state under ``target``'s number."""
+        from reference_impl.delta.checkpoint import read_checkpoint
+
+        cp, base = super()._base_checkpoint(seg, target)
+        if cp is None and 0 not in seg.commits and seg.checkpoints:
+            cp = min(seg.checkpoints)
+            base = read_checkpoint(self.storage, seg.location, cp)
+        return cp, base
+
+
+@fault(
+    "old-version-from-later-checkpoint",
+    "client",
+    ("RDR-LIST-FALLBACK",),
+    "After metadata cleanup, a read of a version below the oldest checkpoint answers the checkpoint's rows under"
+    " the old version's number instead of refusing.",
+)
+class OldVersionFromLaterCheckpoint(ReferenceClient):
+    reader_class = _LaterCheckpointReader
+
+
+class _ListOnceReader(LogReader):
+    def _published_meanwhile(self, listing: list[FileInfo], ratified: GetCommitsResponse) -> bool:
+        return False  # LISTs before asking the catalog and never again
+
+
+@fault(
+    "list-before-catalog",
+    "client",
+    ("RDR-LIST-FALLBACK",),
+    "LISTs _delta_log before asking the catalog and never again: commits another client publishes and marks in"
+    " between are in neither answer, and the read fails.",
+)
+class ListBeforeCatalog(ReferenceClient):
+    reader_class = _ListOnceReader

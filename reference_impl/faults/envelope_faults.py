@@ -19,6 +19,7 @@ from reference_impl.faults.base import fault
 NAME_COLUMN = 100  # a VARCHAR(100) column that cuts what does not fit (MySQL outside strict mode)
 INLINE_COLUMN = 64 * 1024  # a 64 KiB BLOB column that cuts what does not fit
 DROPPING_CAP = 8
+MARKED_CAP = 12
 ENFORCED_CAP, OVERSTATED_CAP = 16, 32
 PAGE = 8
 
@@ -136,3 +137,33 @@ class FirstPageOnly(ReferenceCatalog):
 
     def _select_listing(self, commits: list[RatifiedCommit], start: int, end: int) -> list[RatifiedCommit]:
         return super()._select_listing(commits, start, end)[:PAGE]
+
+
+@fault(
+    "proposal-mark-keeps-cap-full",
+    "catalog",
+    breaks=("CAT-LIMIT-DECLARED",),
+    description=f"Caps unpublished commits at {MARKED_CAP}; a proposal's publication mark drops rows, frees no room.",
+)
+class ProposalMarkKeepsCapFull(ReferenceCatalog):
+    """The cap counts from the mark ``mark_published`` records; a proposal's mark only deletes rows."""
+
+    LIMITS = dataclasses.replace(ReferenceCatalog.LIMITS, unpublished=MARKED_CAP)
+
+    def _ratify(
+        self, table_id: str, proposal: RatifiedCommit, published: int | None, content: bytes | None = None
+    ) -> None:
+        super()._ratify(table_id, proposal, None, content)
+        if published is not None:
+            with self._store.write() as tx:
+                self._drop_on_publish(tx, table_id, published)
+
+
+@fault(
+    "unpublished-cap-of-ten",
+    "catalog",
+    breaks=(),
+    description="Declares and keeps Unity Catalog's cap of 10 unpublished commits, freed by any publication report.",
+)
+class UnpublishedCapOfTen(ReferenceCatalog):
+    LIMITS = dataclasses.replace(ReferenceCatalog.LIMITS, unpublished=10)

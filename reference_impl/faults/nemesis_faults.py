@@ -434,3 +434,38 @@ class LostAnswerLatestIsMine(ReferenceClient):
     def _after_lost_answer(self, table: TableInfo, version: int, mine: Proposals) -> int | None:
         latest = self.catalog.get_commits(table.table_id).latest_version
         return version if latest >= version else None
+
+
+@fault(
+    "lost-answer-tidies-staged",
+    "client",
+    ("WRT-LOST-ANSWER-ONCE",),
+    "When a proposal's answer is lost, deletes the attempt's staged file first (as a failed attempt's garbage),"
+    " then asks the catalog: the file of a ratified, unpublished commit is gone.",
+)
+class LostAnswerTidiesStaged(ReferenceClient):
+    def _after_lost_answer(self, table: TableInfo, version: int, mine: Proposals) -> int | None:
+        for uri in sorted(mine.staged):
+            with contextlib.suppress(FileNotFoundError):
+                self.storage.delete(uri)
+        return super()._after_lost_answer(table, version, mine)
+
+
+@fault(
+    "inline-ours-by-location",
+    "client",
+    ("WRT-LOST-ANSWER-ONCE",),
+    "Proposes inline; after a lost answer it takes the commit at v for its own when its staged location equals"
+    " its proposal's, which two inline commits (no location) always share: a rival's inline commit is reported"
+    " as its own.",
+)
+class InlineOursByLocation(ReferenceClient):
+    def _commit(self, table: TableInfo, operation: str, build: Builder) -> int:
+        self.inline = True  # every commit inline (RFC "Commit Protocol", option 2)
+        return super()._commit(table, operation, build)
+
+    def _ours(self, table: TableInfo, version: int, mine: Proposals) -> bool:
+        for commit in self.catalog.get_commits(table.table_id, version, version).commits:
+            if commit.version == version:
+                return commit.staged_uri == min(mine.staged, default=None)
+        return super()._ours(table, version, mine)

@@ -411,6 +411,68 @@ def propose(driver: CatalogDriver, table: TableInfo, version: int) -> tuple[str,
     return uri, None
 
 
+def freed_by_marks(driver: CatalogDriver, table: TableInfo, limit: Limit) -> str:
+    """The cap on unpublished commits when publication is reported only in the proposals, as the
+    mark each carries (``latest_published_version``, UC's latest backfilled version), never with
+    ``mark_published``. Before proposing v the writer publishes (copies) every version up to
+    ``b = v - cap + 1`` and reports ``b`` with v: even a catalog that applies a mark only after
+    ratifying its proposal (docs/certify.md) then holds exactly ``cap`` unpublished commits once v is
+    ratified, never more, so no proposal may be refused; ``3 * cap + 1`` proposals pass the cap three
+    times over. What was done, for the transcript; see ``refused_within_cap`` for a refusal."""
+    cap = limit.at
+    if cap < 2:
+        return f"{limit}: not exercised (a proposal cannot report its predecessor published within a cap of {cap})"
+    log = LogBuilder(driver.storage, table.location)
+    staged: dict[int, str] = {}
+    reported, last = 0, 3 * cap + 1
+    for version in range(1, last + 1):
+        mark = version - cap + 1 if version >= cap else None
+        if mark is not None:
+            with premise(f"publishing v{mark} of {table.table_id} to _delta_log"):
+                log.publish(mark, driver.storage.get(staged[mark]))  # v1 to v(mark - 1) are published already
+        uri = staged[version] = cheap_stage(driver, table, version)
+        try:
+            driver.catalog.commit(
+                table.table_id,
+                version,
+                staged_uri=uri,
+                in_commit_timestamp=ict_of(version),
+                latest_published_version=mark,
+            )
+        except Exception as e:  # judged: only a catalog that took the marks before is bound by them
+            return refused_within_cap(driver, table, limit, version, reported, e)
+        reported = mark or 0
+    return f"{limit}: v1-v{last} ratified, each reporting publication up to {cap - 1} versions below it"
+
+
+def refused_within_cap(
+    driver: CatalogDriver, table: TableInfo, limit: Limit, version: int, reported: int, error: BaseException
+) -> str:
+    """``version`` was refused though, with publication up to ``reported`` reported in the proposal of
+    the version before, only ``cap`` commits would be unpublished. A catalog that does not take marks in
+    proposals (it refused the first one carrying a mark, or still lists commits a mark reported
+    published: it counts them as unpublished) is not judged: a note for the transcript. One that took
+    them (it dropped every commit up to the mark) broke its declared cap (a ``Violation``), or the one
+    lakecert discovered (``PremiseBroken``)."""
+    listed = driver.catalog.get_commits(table.table_id).commits
+    kept = sorted(c.version for c in listed if c.version <= reported)
+    refused = f"v{version} was refused ({type(error).__name__})"
+    if reported < 1 or kept:
+        seen = "no ratified proposal carried one" if reported < 1 else f"v{kept[0]} listed, v{reported} reported"
+        return f"{limit}: {refused}; the catalog does not take marks in proposals ({seen}): not judged"
+    why = (
+        f"{limit}; publication reported only in the proposals, v1-v{version - 1} ratified, every version up to"
+        f" v{reported} published and reported with v{version - 1} (the catalog dropped those commits)"
+    )
+    if limit.declared:
+        raise Violation(
+            "CAT-LIMIT-DECLARED",
+            f"{why}: {refused}, with {version - reported} unpublished once ratified, the declared cap: a"
+            " publication reported in a proposal frees room as one recorded with mark_published does",
+        ) from error
+    raise PremiseBroken(f"{why}: {refused}, with no more unpublished than the cap discovered before") from error
+
+
 # ---------------------------------------------------------------- the limits themselves
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks.delta.builders import CatalogDriver, version0
+from conformance.checks.delta.builders import CatalogDriver, premise, version0
 from conformance.contract.delta import MaintenancePolicy, NotSupported, TableNotFound
 from conformance.observe.recording import RecordingCatalog
 from conformance.report.outcomes import not_applicable
@@ -29,10 +29,68 @@ def test_resolution_returns_the_table_location(
     )
 
 
+# Names a few characters from a registered one: a lookup by prefix, by the longest registered
+# prefix or by a fuzzy match answers them with the neighbour's table. The seed varies the distance.
+NEAR_SUFFIXES = ("x", "_1", "_orders")
+
+
+def _near_names(name: str, seed: int) -> list[str]:
+    """Unregistered names next to ``name``: a prefix of it, it plus a suffix, and it with its last
+    character changed (``name`` ends in a hex digit, so ``g`` and ``z`` are never the same)."""
+    cut = 1 + seed % 3
+    return [name[:-cut], name + NEAR_SUFFIXES[seed % len(NEAR_SUFFIXES)], name[:-1] + ("g" if seed % 2 else "z")]
+
+
+@pytest.mark.req("CAT-RESOLVE-LOCATION")
+def test_unregistered_names_next_to_registered_ones_are_not_found(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, seed: int
+) -> None:
+    """RFC "Table Discovery": resolution maps a name to its own table's location. A name no table was
+    registered under has no location; the contract's answer is ``TableNotFound``. Two registered names,
+    one extending the other, so that an unregistered name lies between them as well as beside them."""
+    short = driver.new_table(table_name)
+    longer = driver.new_table(f"{table_name}_orders")
+    tables = {short.table_id: short, longer.table_id: longer}
+    asked = _near_names(table_name, seed) + _near_names(longer.name, seed) + [f"{table_name}_order"]
+    for name in sorted(set(asked) - {short.name, longer.name}):
+        try:
+            info = catalog.resolve(name)
+        except TableNotFound:
+            continue
+        whose = tables.get(info.table_id)
+        pytest.fail(
+            f"the name {name!r}, under which no table was registered, resolved to table {info.table_id} at"
+            f" {info.location}{f' (the table named {whose.name!r})' if whose else ''}: a name must resolve to"
+            " its own table or not at all (TableNotFound); a client would read and write another table"
+        )
+    for table in (short, longer):
+        now = catalog.resolve(table.name)
+        assert now.table_id == table.table_id, (
+            f"after unregistered names beside it were asked, {table.name!r} resolves to table {now.table_id},"
+            f" not to its own {table.table_id}"
+        )
+
+
 @pytest.mark.req("CAT-RESOLVE-MANAGED")
 def test_resolution_says_catalog_managed(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
-    driver.new_table(table_name)
-    assert catalog.resolve(table_name).catalog_managed is True, "resolution does not flag the table as managed"
+    """RFC "Table Discovery": resolution says the table is catalog-managed, for as long as it is: on a
+    fresh table, and after appends were published and the marks reported (the flag read from a
+    published commit, or from whether unpublished commits remain, changes then), and after more appends."""
+    table = driver.new_table(table_name)
+    assert catalog.resolve(table_name).catalog_managed is True, "resolution does not flag a new table as managed"
+    driver.commit_range(table, 1, 3)
+    steps = ((2, "v1-v3 ratified, published and marked up to v2"), (3, "v1-v3 ratified, all published and marked"))
+    for mark, state in steps:
+        with premise(f"publishing up to v{mark} and recording the mark"):
+            driver.publish(table, mark)
+        managed = catalog.resolve(table_name).catalog_managed
+        assert managed is True, (
+            f"with {state}, resolution says catalog_managed={managed}: the table is still catalog-managed,"
+            " and a client trusting the flag would commit to the filesystem"
+        )
+    driver.commit_range(table, 4, 4)
+    managed = catalog.resolve(table_name).catalog_managed
+    assert managed is True, f"after v4 was ratified over a published v3, resolution says catalog_managed={managed}"
 
 
 @pytest.mark.req("CAT-STAGING-UNIQUE")

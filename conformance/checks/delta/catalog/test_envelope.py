@@ -18,6 +18,7 @@ from conformance.checks.delta.catalog.envelope import (
     Limit,
     accepted_letters,
     action_limit,
+    freed_by_marks,
     inline_limit,
     listed_unchanged,
     name_key,
@@ -266,3 +267,5 @@ def test_unpublished_commits_up_to_the_cap_and_one_past(
             f" {after.latest_version}: a refused proposal must change nothing",
         )
     listed_unchanged(catalog, table, staged, f"{why}; v{cap + 1} refused")
+    # The same cap when publication is reported only in the proposals (as UC's clients report it).
+    transcript.notes["marks in proposals"] = freed_by_marks(driver, driver.new_table(f"{table_name}_marks"), limit)

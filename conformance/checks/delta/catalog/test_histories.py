@@ -267,6 +267,7 @@ class CatalogHistory:
         table is then listed in full and from its mark. Each listing was right just before, so any
         difference is what the restart lost or changed (CAT-RATIFY-DURABLE). The history goes on
         against the restarted catalog."""
+        dated = [self._timestamps(t) for t in self.tables]  # what each commit was served with
         with premise("restarting the catalog through the target's restart hook"):
             self.driver = restart()
         self.catalog = self.driver.catalog  # type: ignore[assignment]  # restart() gives a recording catalog
@@ -278,8 +279,25 @@ class CatalogHistory:
                 self.judge_listing(index, t.model.published + 1, None)
         finally:
             self.durable = False
+        for t, before in zip(self.tables, dated, strict=True):
+            # A commit no longer listed was judged above (a published one may go, an unpublished one not).
+            now = self._timestamps(t)
+            changed = {v: (ict, now[v]) for v, ict in before.items() if v in now and now[v] != ict}
+            if changed:
+                v, (ict, after) = min(changed.items())
+                raise self.log.violation(
+                    DURABLE,
+                    f"right after a restart of the catalog, v{v} of {t.info.name} is served with in-commit timestamp"
+                    f" {after}; before the restart it was served with {ict} ({len(changed)} commit(s) changed)",
+                    "every stored commit served unchanged across a restart, its in-commit timestamp included",
+                )
         # Before any other check of the run creates a table: locations handed out from now on are new.
         judge_fresh_locations(self.catalog, self.driver.locations)
+
+    def _timestamps(self, t: Tracked) -> dict[int, int | None]:
+        """Version -> the in-commit timestamp the catalog serves with each commit it stores."""
+        with premise(f"listing {t.info.name}"):
+            return {c.version: c.in_commit_timestamp for c in self.catalog.get_commits(t.info.table_id).commits}
 
     # ------------------------------------------------------------------ judging
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, ict_of, premise
-from conformance.contract.delta import CommitConflict, TableInfo
+from conformance.contract.delta import CommitConflict, InvalidRequest, TableInfo
 from conformance.observe.recording import RecordingCatalog
 from conformance.report.outcomes import PremiseBroken, Violation
 from reference_impl.delta.log_paths import delta_uri
@@ -60,16 +60,32 @@ def test_listing_is_contiguous_up_to_latest(catalog: RecordingCatalog, driver: C
 
 # Outside the range is CAT-LIST-RANGE; a stored commit inside it left out is CAT-LIST-CONTIGUOUS.
 @pytest.mark.req("CAT-LIST-RANGE", "CAT-LIST-CONTIGUOUS")
-def test_listing_stays_inside_the_range(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
+def test_listing_stays_inside_the_range(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, seed: int
+) -> None:
+    """Ranges inside the history, and every run the ranges at its boundaries (issue 28, round 6): a
+    bound defaulted with ``or`` or clamped to the latest version is only seen at 0, at the latest
+    version, above it, or when a bound is not given."""
     table = driver.new_table(table_name)
     _long_history(driver, table)
-    for start, end, want in ((7, 9, [7, 8, 9]), (9, 11, [9, 10, 11]), (12, None, list(range(12, LONG + 1)))):
-        versions = sorted(c.version for c in catalog.get_commits(table.table_id, start, end).commits)
-        outside = [v for v in versions if v not in want]
+    for start, end in _ranges(seed):
+        try:
+            resp = catalog.get_commits(table.table_id, start, end)
+        except InvalidRequest:
+            if _may_refuse(start, end):
+                continue  # a refused range lists nothing outside it
+            raise
+        versions = sorted(c.version for c in resp.commits)
+        lo, hi = start or 0, min(LONG if end is None else end, LONG)
+        outside = [v for v in versions if not lo <= v <= hi]
         if outside:
             raise Violation(
-                "CAT-LIST-RANGE", f"{_asked(start, end)}, the catalog listed {versions}: {outside} outside it"
+                "CAT-LIST-RANGE",
+                f"{_asked(start, end)} of a table whose latest version is v{LONG}, the catalog listed {versions}:"
+                f" {outside} outside it; a listing holds only the stored commits in [start, end]",
             )
+        # The ratified, unpublished commits in the range (those at or below the mark may be dropped).
+        want = list(range(max(lo, PUBLISHED + 1), hi + 1))
         left_out = [v for v in want if v not in versions]
         with premise("listing the left-out commits alone"):
             lost = [v for v in left_out if not _served_alone(catalog, table.table_id, v)]
@@ -83,10 +99,40 @@ def test_listing_stays_inside_the_range(catalog: RecordingCatalog, driver: Catal
             )
 
 
-def _asked(start: int, end: int | None) -> str:
+def _ranges(seed: int) -> list[tuple[int | None, int | None]]:
+    """The ranges asked of the long history: three inside it, then its boundaries, asked every run.
+    The seed picks which stored version stands alone and how far above the latest the others reach."""
+    alone = PUBLISHED + 1 + seed % (LONG - PUBLISHED)  # a ratified, unpublished version
+    above = LONG + 1 + seed % 3
+    return [
+        (7, 9),
+        (9, 11),
+        (12, None),
+        (0, 0),  # end 0: at most the creation commit, never "no end"
+        (None, 0),
+        (0, PUBLISHED),  # published and marked: dropped or kept, but nothing above
+        (alone, alone),  # start == end on a stored version: that version alone
+        (LONG, LONG),
+        (None, alone),
+        (alone, LONG),  # end == latest
+        (alone, above),  # end above the latest
+        (above, None),  # start above the latest: empty
+        (above, above + 2),
+        (None, None),  # every stored commit
+    ]
+
+
+def _may_refuse(start: int | None, end: int | None) -> bool:
+    """A range reaching past the ratified versions (above the latest) or ending at the creation commit
+    may be refused as an invalid request: the RFC fixes what a listing holds, not which ranges are asked."""
+    return end == 0 or (start or 0) > LONG or (end or 0) > LONG
+
+
+def _asked(start: int | None, end: int | None) -> str:
     # In words, not as "[7, 9]": beside a listing printed as a Python list, a bracketed range read
     # as the same list ("asked for [7, 9], got [7, 9]").
-    return f"asked for v{start} to v{end}" if end is not None else f"asked for v{start} up to the latest"
+    first = "the first stored version" if start is None else f"v{start}"
+    return f"asked for {first} to v{end}" if end is not None else f"asked for {first} up to the latest"
 
 
 def _served_alone(catalog: RecordingCatalog, table_id: str, version: int) -> bool:

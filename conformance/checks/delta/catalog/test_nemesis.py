@@ -54,11 +54,19 @@ CASE_PAIR = ("Case", "case")
 NON_ASCII = "café"
 
 
-def _survived(restarted: Catalog, storage: Storage, table: TableInfo, staged: dict[int, str], mark: int) -> None:
-    """Every ratified version of ``table`` survived the restart: listed as ratified (ICT included),
-    or at or below the publication mark ``mark`` and published; the latest version is the same."""
+def _served_before(catalog: Catalog, table: TableInfo) -> dict[int, RatifiedCommit]:
+    """What the catalog serves of ``table`` just before the restart: each field is judged after it."""
+    with premise(f"listing table {table.name}'s ratified commits before the restart"):
+        return _by_version(catalog.get_commits(table.table_id))
+
+
+def _survived(
+    restarted: Catalog, storage: Storage, table: TableInfo, served: dict[int, RatifiedCommit], last: int, mark: int
+) -> None:
+    """Every ratified version of ``table`` (v1-v``last``) survived the restart: served as before it
+    (``served``: its staged file or inline bytes, and its in-commit timestamp when it had one), or at or
+    below the publication mark ``mark`` and published; the latest version is the same."""
     after = restarted.get_commits(table.table_id)
-    last = max(staged, default=mark)
     if after.latest_version != last:
         raise Violation(
             DURABLE,
@@ -67,19 +75,27 @@ def _survived(restarted: Catalog, storage: Storage, table: TableInfo, staged: di
         )
     listed = _by_version(after)
     for version in range(1, last + 1):
-        commit = listed.get(version)
+        commit, was = listed.get(version), served.get(version)
         if version <= mark and storage.exists(delta_uri(table.location, version)):
             continue  # published and marked: the catalog may have dropped it, or serve it as it likes
-        if commit is None or commit.staged_uri != staged.get(version):
+        if was is None:
+            raise PremiseBroken(f"table {table.name}'s unpublished v{version} was not listed before the restart")
+        state = "published" if version <= mark else "unpublished"
+        if commit is None or (commit.staged_uri, commit.inline_content) != (was.staged_uri, was.inline_content):
             raise Violation(
                 DURABLE,
-                f"table {table.name}'s v{version} was ratified ({staged.get(version)}) and"
-                f" {'published' if version <= mark else 'unpublished'} before the restart (mark v{mark}); after"
-                f" it the catalog holds {_held(commit)}: a ratification must be recorded in persistent storage",
+                f"table {table.name}'s v{version} was ratified and {state} before the restart (mark v{mark}),"
+                f" served as {_held(was)}; after it the catalog holds {_held(commit)}: a ratification must be"
+                " recorded in persistent storage and served unchanged until published",
             )
-        if commit.in_commit_timestamp not in (None, ict_of(version)):
+        # The in-commit timestamp is part of what the catalog serves: a reader plans time travel over
+        # unpublished commits from it. One served before must come back; None before is not judged.
+        if was.in_commit_timestamp is not None and commit.in_commit_timestamp != was.in_commit_timestamp:
             raise Violation(
-                DURABLE, f"v{version}'s in-commit timestamp changed across the restart to {commit.in_commit_timestamp}"
+                DURABLE,
+                f"table {table.name}'s {state} v{version} was served with in-commit timestamp"
+                f" {was.in_commit_timestamp} before the restart and with {commit.in_commit_timestamp} after it:"
+                " a ratified commit is served unchanged, every field of it, across restarts too",
             )
 
 
@@ -160,7 +176,7 @@ def test_ratified_commits_survive_a_restart(
     commits; on the names of every table created before it; then on the locations of staging tables
     created after it."""
     done = driver.new_table(f"{table_name}_published")
-    published = driver.commit_range(done, 1, 3)
+    driver.commit_range(done, 1, 3)
     with premise("publishing v1-v3 and recording the mark (the catalog may drop every commit it stores)"):
         driver.publish(done, 3)
     long = driver.new_table(table_name)
@@ -180,6 +196,7 @@ def test_ratified_commits_survive_a_restart(
     if lower in resolved and resolved[lower].table_id == resolved[upper].table_id:
         del resolved[lower]
     inline, inline_content = _inline_v1(driver, f"{table_name}_inline")
+    served = {t.table_id: _served_before(driver.catalog, t) for t in (done, long, inline)}
     before = dict(table_locations)
     restarted = RecordingCatalog(
         restart_target_catalog(lakecert), transcript, under_test=True, call_s=lakecert.config.settings.deadlines.call_s
@@ -189,8 +206,8 @@ def test_ratified_commits_survive_a_restart(
         f" marked, and table {long.name} at v{LONG}, published up to v{mark}"
     )
     # What the catalog kept is judged raw: a commit missing here is what a restart lost.
-    _survived(restarted, driver.storage, done, published, 3)
-    _survived(restarted, driver.storage, long, staged, mark)
+    _survived(restarted, driver.storage, done, served[done.table_id], 3, 3)
+    _survived(restarted, driver.storage, long, served[long.table_id], LONG, mark)
     if inline_content is not None:
         kept = _by_version(restarted.get_commits(inline.table_id)).get(1)
         if kept is None or kept.inline_content != inline_content:
@@ -200,6 +217,7 @@ def test_ratified_commits_survive_a_restart(
                 f" restart as {_held(kept)}: a ratified inline commit is kept unchanged until published, across"
                 " restarts too",
             )
+        _survived(restarted, driver.storage, inline, served[inline.table_id], 1, 0)
     # Every name still resolves to its own table: a name index rebuilt at start-up (case-folded,
     # normalised) sends one of two names to the other's table, where its readers and writers then go.
     for name, was in resolved.items():

@@ -14,6 +14,7 @@ import pytest
 from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, new_uuid, premise
 from conformance.contract.delta import CatalogError, CommitConflict, TableInfo
 from conformance.observe.recording import RecordingCatalog
+from conformance.report.outcomes import not_applicable
 from reference_impl.delta import log_paths as P
 
 
@@ -39,11 +40,26 @@ def _unchanged(
     catalog: RecordingCatalog, driver: CatalogDriver, table: TableInfo, reported: int, next_version: int, what: str
 ) -> None:
     """After a refusal: the catalog reports the latest version it reported before the proposal
-    (whether that is right is CAT-LIST-LATEST's business), and the next version is still free."""
+    (whether that is right is CAT-LIST-LATEST's business), and the next version is still free: the
+    one after it is still a gap, and a well-formed proposal of it is ratified. A catalog that reserves
+    a version before it has judged the whole proposal, and keeps the reservation when it refuses,
+    ratifies the one after over a gap and answers the next version with a conflict."""
     after = _latest(catalog, table)
     assert after == reported, f"{what}: the latest version went from {reported} to {after}"
-    with premise(f"ratifying the well-formed v{next_version} after the refusal"):
-        driver.propose(table, next_version)
+    beyond = next_version + 1
+    assert _refused(catalog, table, beyond, driver.stage(table, beyond)) is not None, (
+        f"{what}: after the refusal, v{beyond} was ratified over a gap (the latest was v{reported}): the"
+        f" refused proposal left v{next_version} taken, and a refused proposal must change nothing"
+    )
+    error = _refused(catalog, table, next_version, driver.stage(table, next_version))
+    assert not isinstance(error, CommitConflict), (
+        f"{what}: after the refusal, a well-formed proposal of v{next_version} got a conflict although"
+        f" v{next_version} was never ratified (the latest is v{reported}): a refused proposal must change nothing"
+    )
+    if error is not None:
+        # Refusing it for a reason of the catalog's own (a cap on unpublished commits) is allowed.
+        with premise(f"ratifying the well-formed v{next_version} after the refusal"):
+            raise error
 
 
 @pytest.mark.req("CAT-RATIFY-SEQUENTIAL")
@@ -161,3 +177,31 @@ def test_staged_file_without_its_uuid_is_refused(
         listed = driver.listing(table)
         assert 3 not in listed, f"{_name(uri)} (a staged name without its UUID) was ratified as v3"
     _unchanged(catalog, driver, table, reported, 3, "a staged name without its UUID")
+
+
+@pytest.mark.req("CAT-RATIFY-SEQUENTIAL")
+def test_refused_proposal_of_a_missing_staged_file_leaves_its_version_free(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    # Whether a staged file that does not exist is refused is the catalog's to decide (docs/certify.md:
+    # it may ratify without storage access). Refused, it is refused whole (RFC "Commit Protocol": a
+    # refused proposal changes nothing): a catalog that reserves the version before it looks for the
+    # file, and keeps the reservation, ratifies the next version over a gap.
+    table = driver.new_table(table_name)
+    driver.commit_range(table, 1, 9)
+    reported = _latest(catalog, table)
+    log = LogBuilder(driver.storage, table.location)
+    never = P.staged_uri(table.location, 10, new_uuid())  # well named, never written
+    with premise("staging a commit for v10, then deleting it (an attempt tidied away)"):
+        tidied = log.stage(10, log.data_commit(10))
+        driver.storage.delete(tidied)
+    for uri in (never, tidied):
+        if _refused(catalog, table, 10, uri) is None:
+            with premise(f"the catalog lists {_name(uri)} as v10 after ratifying it"):
+                listed = driver.listing(table)
+                assert listed.get(10) == uri, f"v10 was ratified, yet the listing has {listed.get(10)}"
+            not_applicable(
+                f"the catalog ratifies a staged file that does not exist ({_name(uri)}), as docs/certify.md allows"
+                " (verified: it lists it as v10): no refusal to judge"
+            )
+    _unchanged(catalog, driver, table, reported, 10, "a proposal of a staged file that does not exist")

@@ -10,7 +10,7 @@ from conformance.checks.delta.builders import CatalogDriver, ict_of, premise
 from conformance.contract.delta import CatalogError, CommitConflict
 from conformance.observe.recording import RecordingCatalog
 from conformance.observe.transcript import Transcript
-from conformance.report.outcomes import PremiseBroken, not_applicable
+from conformance.report.outcomes import PremiseBroken, Violation, not_applicable
 from conformance.run_context import RunContext
 from conformance.schedules.race import race
 
@@ -106,3 +106,86 @@ def test_concurrent_proposals_have_one_winner(
         )
         listed = driver.listing(table)
         assert listed.get(version) == staged[winners[0]], f"round {round_no}: the listed commit is not the winner's"
+
+
+def _stored(catalog: RecordingCatalog, table_id: str) -> tuple[int, dict[int, str | None]]:
+    """The latest version and what the catalog lists (version -> staged location)."""
+    resp = catalog.get_commits(table_id)
+    return resp.latest_version, {c.version: c.staged_uri for c in resp.commits}
+
+
+def _changed(
+    catalog: RecordingCatalog, table_id: str, listed: dict[int, str | None], staged: dict[int, str]
+) -> list[int]:
+    """The versions of ``staged`` the catalog no longer serves as ratified. One left out of the full
+    listing but served when asked for alone is a listing fault (CAT-LIST-CONTIGUOUS): a premise here."""
+    changed = [v for v in sorted(staged) if listed.get(v) != staged[v]]
+    for version in changed:
+        alone = {c.version: c.staged_uri for c in catalog.get_commits(table_id, version, version).commits}
+        if alone.get(version) == staged[version]:
+            raise PremiseBroken(f"v{version} is served alone but left out of the full listing (a listing fault)")
+    return changed
+
+
+@pytest.mark.req("CAT-RATIFY-SEQUENTIAL", "CAT-RATIFY-ONCE", "CAT-RETAIN-UNPUBLISHED")
+def test_refused_proposals_carrying_a_publication_mark_change_nothing(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    """A proposal may carry the writer's publication mark (UC's latest backfilled version); it is
+    applied only once the proposal is ratified (docs/certify.md). A refused proposal changes nothing
+    (RFC "Commit Protocol"), whatever mark it carries: a catalog that takes the mark first and judges
+    the proposal after drops commits nobody published, or keeps a mark above the latest version."""
+    table = driver.new_table(table_name)
+    staged = driver.commit_range(table, 1, 9)
+    with premise("publishing v1-v7 and recording publication up to v7"):
+        driver.publish(table, 7)
+    staged |= driver.commit_range(table, 10, 14)  # v8-v14 ratified and unpublished; the true mark is v7
+    latest, before = _stored(catalog, table.table_id)
+    unpublished = {v: uri for v, uri in staged.items() if v >= 8}
+    with premise("the listing holds the unpublished v8-v14 before the refused proposals"):
+        missing = [v for v in range(8, 15) if before.get(v) != staged[v]]
+        assert latest == 14 and not missing, f"latest v{latest}, unpublished commits not listed: {missing}"
+    # (proposed version, mark carried, rule a change breaks): two gaps, one carrying a mark between the
+    # true mark and the latest, one a mark between the latest and itself; then a taken version.
+    refusals = ((16, 10, "CAT-RATIFY-SEQUENTIAL"), (17, 15, "CAT-RATIFY-SEQUENTIAL"), (12, 9, "CAT-RETAIN-UNPUBLISHED"))
+    for version, mark, rule in refusals:
+        what = f"the {'gap' if version > latest else 'taken'} proposal of v{version} carrying mark v{mark}"
+        rival = driver.stage(table, version)
+        try:
+            catalog.commit(
+                table.table_id,
+                version,
+                staged_uri=rival,
+                in_commit_timestamp=ict_of(version),
+                latest_published_version=mark,
+            )
+        except CatalogError:
+            pass
+        else:
+            kind = "over a gap" if version > latest else "a second time"
+            raise Violation(
+                "CAT-RATIFY-SEQUENTIAL" if version > latest else "CAT-RATIFY-ONCE",
+                f"{what} was ratified {kind} (latest v{latest}); it must be refused",
+            )
+        now, after = _stored(catalog, table.table_id)
+        changed = _changed(catalog, table.table_id, after, unpublished)
+        effects = [f"the latest version went from v{latest} to v{now}"] if now != latest else []
+        effects += [f"unpublished {', '.join(f'v{v}' for v in changed)} vanished or changed"] if changed else []
+        effects += [f"v{version} is listed with the refused file"] if after.get(version) == rival else []
+        if effects:
+            raise Violation(
+                rule,
+                f"{what} was refused, yet {' and '.join(effects)} (listed: {sorted(after)}): a refused proposal"
+                " changes nothing, and the publication mark it carries is not applied",
+            )
+    # The next versions are still free, and a mark kept from the refused v17 (v15) drops nothing later.
+    with premise("ratifying the well-formed v15 and v16 after the refusals"):
+        staged |= driver.commit_range(table, 15, 16)
+    _, after = _stored(catalog, table.table_id)
+    changed = _changed(catalog, table.table_id, after, {v: uri for v, uri in staged.items() if v >= 8})
+    if changed:
+        raise Violation(
+            "CAT-RATIFY-SEQUENTIAL",
+            f"after refused proposals carrying marks v10, v15 and v9, the unpublished {changed} are gone once v15-v16"
+            f" were ratified (listed: {sorted(after)}): a refused proposal changes nothing, its mark included",
+        )

@@ -115,3 +115,47 @@ def test_inline_content_is_served_byte_for_byte(
             f"ratified inline v2, whose commitInfo holds UTF-8 text, served as {served.get(2)!r}, not as the"
             f" {len(second)} bytes ratified: a ratified commit is served unchanged until published",
         )
+
+
+@pytest.mark.req("CAT-RETAIN-UNPUBLISHED")
+def test_publication_mark_is_not_moved_over_files_that_are_not_the_ratified_commits(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    # A catalog may look at _delta_log to learn of publication (docs/certify.md), but a file there is
+    # a published commit only if it is a copy of the ratified one (RFC "Publishing Commits"; readers
+    # take the catalog's commit over such a file, "Reading Catalog-managed Tables"). A file of another
+    # writer, or a leftover, at an unpublished version publishes nothing: the ratified commit stays.
+    table = driver.new_table(table_name)
+    staged = driver.commit_range(table, 1, 9)
+    with premise("publishing v1-v8 and recording publication up to v8"):
+        driver.publish(table, 8)
+    staged |= driver.commit_range(table, 10, 15)
+    log = LogBuilder(driver.storage, table.location)
+    # Above the mark b = 10 (v9-v10 published, not yet reported): v11 a true copy, v12-v13 files of
+    # another writer, v14 nothing, v15 another file again. Only v11 may be taken for published.
+    with premise("publishing v9-v11 to _delta_log and writing other files at v12, v13 and v15"):
+        for version in (9, 10, 11):
+            log.publish(version, driver.storage.get(staged[version]))
+        strays = (12, 13, 15)
+        for version in strays:
+            log.publish(version, log.data_commit(version, value=f"not the ratified v{version}"))
+    with premise("recording publication up to v10"):
+        catalog.mark_published(table.table_id, 10)
+    resp = catalog.get_commits(table.table_id)
+    listed = {c.version: c.staged_uri for c in resp.commits}
+    assert resp.latest_version == 15, (
+        f"recording publication up to v10 moved the latest version to {resp.latest_version}"
+    )
+    for version in (*strays, 14):
+        if listed.get(version) == staged[version]:
+            continue
+        alone = {c.version: c.staged_uri for c in catalog.get_commits(table.table_id, version, version).commits}
+        if alone.get(version) == staged[version]:
+            raise PremiseBroken(f"v{version} is served alone but left out of the full listing (a listing fault)")
+        held = "nothing" if version == 14 else "another writer's file, not the ratified commit"
+        raise Violation(
+            "CAT-RETAIN-UNPUBLISHED",
+            f"after publication was recorded up to v10, ratified v{version} (_delta_log holds {held} at that"
+            f" version) is {'gone' if version not in alone else 'changed'} (listed: {sorted(listed)}): a commit"
+            " is published only as a copy of the ratified one, and the catalog keeps it until then",
+        )

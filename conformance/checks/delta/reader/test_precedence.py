@@ -161,3 +161,20 @@ def test_reader_reads_a_cleaned_up_table_from_its_checkpoint(
     assert (result.version, result.rows) == (5, expected_rows(range(6))), (
         f"read v{result.version} with rows {result.rows}; the checkpoint of 4 and v5 give rows 1-5"
     )
+    at_checkpoint = client.read(table_name, version=4)
+    assert (at_checkpoint.version, at_checkpoint.rows) == (4, expected_rows(range(5))), (
+        f"a read as of v4 gave v{at_checkpoint.version} with rows {at_checkpoint.rows}; the checkpoint of 4"
+        " holds rows 1-4"
+    )
+    # Below the checkpoint the commits are gone: v0-v3 cannot be built. Refusing is right; so would be
+    # exactly the version's rows. The checkpoint's (or any later version's) rows under the old number
+    # are a version that never was (RFC "Reading Catalog-managed Tables", "Metadata Cleanup").
+    for version in (3, 0, 2):
+        old = attempt(lambda v=version: client.read(table_name, version=v))  # type: ignore[misc]
+        if old.value is not None:
+            got = (old.value.version, old.value.rows)
+            assert got == (version, expected_rows(range(version + 1))), (
+                f"a read as of v{version}, whose commits metadata cleanup deleted, answered v{got[0]} with rows"
+                f" {got[1]}; v{version} holds rows {expected_rows(range(version + 1))}: a version that cannot"
+                " be rebuilt must be refused, not answered with another version's rows"
+            )

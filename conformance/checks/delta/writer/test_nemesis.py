@@ -17,7 +17,7 @@ from dataclasses import replace
 import pytest
 
 from conformance.checks.delta.builders import premise, when
-from conformance.checks.delta.evidence import Attempt, attempt, log_files, ratified_content
+from conformance.checks.delta.evidence import Attempt, attempt, log_files, proposals, ratified_content
 from conformance.checks.delta.writer.conftest import DAY_MS, Bind
 from conformance.contract.delta import Catalog, NotSupported, Storage, TableInfo
 from conformance.nemesis import NemesisCatalog, in_time_zone
@@ -56,16 +56,52 @@ def _start(client: RecordingClient, nemesis: NemesisCatalog, name: str, *rows: d
         )
 
 
-def _no_lost_version(rule: str, admin: Catalog, storage: Storage, info: TableInfo, what: str) -> int:
-    """Every version up to the latest is held by the catalog or published; returns the latest."""
+def _no_lost_version(
+    rule: str, admin: Catalog, storage: Storage, info: TableInfo, what: str, transcript: Transcript
+) -> int:
+    """Every version up to the latest is published, or held by the catalog with its content still there
+    (inline, or a staged file that exists), and the staged file of every proposal of the writer's that
+    the catalog ratified is kept until that version is published; returns the latest. Judged before
+    any read of the table, which would fail on a lost version without saying why."""
     resp = admin.get_commits(info.table_id)
-    stored = {c.version for c in resp.commits}
+    stored = {c.version: c for c in resp.commits}
+    # The writer's ratified staged proposals, as the catalog answered them (the transcript): the
+    # reference catalog keeps a copy of a staged commit's bytes and serves it inline once the file is
+    # gone, which hides the loss a catalog keeping only the location (as the RFC allows) would suffer.
+    ratified = {
+        e.args["version"]: e.args["staged_uri"]
+        for e in proposals(transcript, info.table_id, ok=True)
+        if e.args["staged_uri"] is not None
+    }
     for version in range(1, resp.latest_version + 1):
-        if version not in stored and not storage.exists(delta_uri(info.location, version)):
+        if storage.exists(delta_uri(info.location, version)):
+            continue
+        commit = stored.get(version)
+        if commit is None:
             raise Violation(
                 rule,
                 f"{what}: v{version} is lost: the catalog no longer stores it (latest v{resp.latest_version})"
                 " and _delta_log has no file for it",
+            )
+        if commit.staged_uri is not None and not storage.exists(commit.staged_uri):
+            # "Terminology: Commits": the catalog keeps only a staged commit's location; the file is the
+            # commit until it is published. A writer that tidies a staged file it took for a loser's
+            # (on a conflict that answered its own duplicated proposal) deletes a ratified commit.
+            raise Violation(
+                rule,
+                f"{what}: v{version} is lost: the catalog ratified it as the staged file {commit.staged_uri},"
+                " which no longer exists, and _delta_log has no file for it: no reader can read the table and"
+                " nobody can publish it (a ratified staged commit must stay until it is published)",
+            )
+        uri = ratified.get(version)
+        if uri is not None and not storage.exists(uri):
+            raise Violation(
+                rule,
+                f"{what}: v{version} is lost: the catalog ratified the writer's staged file {uri} as v{version},"
+                f" and the writer deleted it before v{version} was published (_delta_log has no file for it): a"
+                " catalog that keeps only a staged commit's location (RFC Terminology: Commits) can no longer"
+                f" serve v{version} to any reader or publisher (lakecert's reference catalog keeps a copy, which"
+                " hides the loss)",
             )
     return resp.latest_version
 
@@ -82,11 +118,12 @@ def _judge_change(
     storage: Storage,
     name: str,
     what: str,
+    transcript: Transcript,
 ) -> int:
     """The append of row ``B`` (on a table at v1) is one commit, and its row is in the table once if the
     append reported a version (and that version holds it), never twice; returns how many times it is there."""
     info = admin.resolve(name)
-    latest = _no_lost_version(rule, admin, storage, info, what)
+    latest = _no_lost_version(rule, admin, storage, info, what, transcript)
     if latest > 2:
         raise Violation(
             rule,
@@ -135,14 +172,19 @@ def _report_outcome(outcome: Attempt[int], seen: int, what: str) -> None:
 
 @pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME")
 def test_lost_answer_to_a_proposal_lands_once(
-    bind: Bind, nemesis: NemesisCatalog, ref_admin: ReferenceCatalog, suite_client: ReferenceClient, table_name: str
+    bind: Bind,
+    nemesis: NemesisCatalog,
+    ref_admin: ReferenceCatalog,
+    suite_client: ReferenceClient,
+    table_name: str,
+    transcript: Transcript,
 ) -> None:
     client = bind(nemesis)
     _start(client, nemesis, table_name, A)
     nemesis.arm("commit", "lose")
     outcome = attempt(lambda: client.append(table_name, [B]))
     what = "the catalog ratified the append of v2 and its answer was lost (CatalogTimeout)"
-    seen = _judge_change(ONCE, outcome, suite_client, ref_admin, suite_client.storage, table_name, what)
+    seen = _judge_change(ONCE, outcome, suite_client, ref_admin, suite_client.storage, table_name, what, transcript)
     _keeps_working(ONCE, client, suite_client, ref_admin, table_name, what)
     _report_outcome(outcome, seen, what)
 
@@ -150,23 +192,49 @@ def test_lost_answer_to_a_proposal_lands_once(
 RIVAL = {"id": 9, "value": "rival"}
 
 
+def _rival_client(
+    lakecert: RunContext, transcript: Transcript, storage: Storage, seed: int, shape: str
+) -> ReferenceClient:
+    """The suite's rival writer on the reference catalog, proposing ``shape`` commits: staged (a file's
+    location) or inline (the content itself, RFC "Commit Protocol" option 2). A writer's "is the commit
+    at v mine?" must tell its own from a rival's of either shape: an inline commit has no staged
+    location, so comparing locations alone finds every inline commit equal to an inline proposal."""
+    catalog = RecordingCatalog(lakecert.reference_catalog(), transcript, actor="suite")
+    return ReferenceClient(catalog, storage, seed=seed + 2, inline=shape == "inline")
+
+
 @pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME")
+@pytest.mark.parametrize("rival_shape", ["staged", "inline"])
 def test_lost_conflict_is_not_taken_for_success(
-    bind: Bind, nemesis: NemesisCatalog, ref_admin: ReferenceCatalog, suite_client: ReferenceClient, table_name: str
+    lakecert: RunContext,
+    bind: Bind,
+    nemesis: NemesisCatalog,
+    ref_admin: ReferenceCatalog,
+    suite_client: ReferenceClient,
+    table_name: str,
+    transcript: Transcript,
+    seed: int,
+    rival_shape: str,
 ) -> None:
     """A rival ratifies v2 just before the writer's proposal of v2 arrives; the catalog answers the
     writer with a conflict, and that answer is lost. The latest version is then v2 whoever won: only
-    the commit at v2 (its staged file or content) tells the writer whether it is its own."""
+    the commit at v2 (its staged file or content) tells the writer whether it is its own. The rival
+    stages its commit, or sends it inline: a writer's test of "mine" must hold for both."""
     client = bind(nemesis)
     _start(client, nemesis, table_name, A)
-    rival = (lambda: suite_client.append(table_name, [RIVAL]), "a rival's commit was ratified as v2 first")
+    rival_client = _rival_client(lakecert, transcript, suite_client.storage, seed, rival_shape)
+    rival = (
+        lambda: rival_client.append(table_name, [RIVAL]),
+        f"a rival's commit ({rival_shape}) was ratified as v2 first",
+    )
     nemesis.arm("commit", "lose", before=rival)
     outcome = attempt(lambda: client.append(table_name, [B]))
     if nemesis.pending:
         raise PremiseBroken("the writer's append made no proposal through the catalog it was handed")
-    what = "a rival took v2 just before the writer proposed v2; the catalog's conflict answer was lost"
+    shape = "an inline" if rival_shape == "inline" else "a staged"
+    what = f"a rival took v2 with {shape} commit just before the writer proposed v2; its conflict answer was lost"
     info = ref_admin.resolve(table_name)
-    _no_lost_version(ONCE, ref_admin, suite_client.storage, info, what)
+    _no_lost_version(ONCE, ref_admin, suite_client.storage, info, what, transcript)
     rows = suite_client.read(table_name).rows
     seen = _times(rows, B)
     if _times(rows, RIVAL) != 1 or seen > 1:
@@ -220,6 +288,7 @@ def test_lost_answer_then_published_by_another_lands_once(
     suite_client: ReferenceClient,
     suite_storage: Storage,
     table_name: str,
+    transcript: Transcript,
 ) -> None:
     """The catalog ratifies the writer's v2 and the answer is lost; before the writer can ask, another
     client publishes the table and reports the mark, and the catalog drops v2 ("Terminology: Commits":
@@ -240,7 +309,7 @@ def test_lost_answer_then_published_by_another_lands_once(
         raise PremiseBroken("the writer's proposal did not reach the catalog, or the suite's publication failed")
     what = "v2 was ratified and its answer lost; another client published v2 before the writer asked"
     info = ref_admin.resolve(table_name)
-    _no_lost_version(ONCE, ref_admin, suite_storage, info, what)
+    _no_lost_version(ONCE, ref_admin, suite_storage, info, what, transcript)
     adding, held = _adding(ref_admin, suite_storage, info, B)
     if len(adding) > 1 or held > 1:
         raise Violation(
@@ -257,14 +326,19 @@ def test_lost_answer_then_published_by_another_lands_once(
 
 @pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME")
 def test_duplicate_delivery_lands_once(
-    bind: Bind, nemesis: NemesisCatalog, ref_admin: ReferenceCatalog, suite_client: ReferenceClient, table_name: str
+    bind: Bind,
+    nemesis: NemesisCatalog,
+    ref_admin: ReferenceCatalog,
+    suite_client: ReferenceClient,
+    table_name: str,
+    transcript: Transcript,
 ) -> None:
     client = bind(nemesis)
     _start(client, nemesis, table_name, A)
     nemesis.arm("commit", "duplicate")
     outcome = attempt(lambda: client.append(table_name, [B]))
     what = "the proposal of v2 was delivered twice (a network retry) and the client got the second answer"
-    seen = _judge_change(ONCE, outcome, suite_client, ref_admin, suite_client.storage, table_name, what)
+    seen = _judge_change(ONCE, outcome, suite_client, ref_admin, suite_client.storage, table_name, what, transcript)
     _keeps_working(ONCE, client, suite_client, ref_admin, table_name, what)
     _report_outcome(outcome, seen, what)
 
@@ -277,6 +351,7 @@ def test_duplicate_delivery_after_a_rival_lands_once(
     suite_client: ReferenceClient,
     suite_storage: Storage,
     table_name: str,
+    transcript: Transcript,
 ) -> None:
     """The proposal of v2 is ratified, a rival then ratifies v3, and the network delivers the proposal of
     v2 again: the conflict the client hears names v3 as the latest. Whether v2 is the client's own is
@@ -291,7 +366,7 @@ def test_duplicate_delivery_after_a_rival_lands_once(
         raise PremiseBroken("the writer's append made no proposal through the catalog it was handed")
     what = "v2 was ratified, a rival then took v3, and the proposal of v2 was delivered a second time"
     info = ref_admin.resolve(table_name)
-    _no_lost_version(ONCE, ref_admin, suite_storage, info, what)
+    _no_lost_version(ONCE, ref_admin, suite_storage, info, what, transcript)
     adding, held = _adding(ref_admin, suite_storage, info, B)
     rivals = _adding(ref_admin, suite_storage, info, RIVAL)[1]
     if len(adding) > 1 or held > 1 or rivals != 1:
@@ -323,7 +398,7 @@ def test_lost_publication_mark_loses_nothing(
     outcome = attempt(lambda: client.publish(table_name))
     what = "the catalog recorded the writer's publication mark and its answer was lost"
     info = ref_admin.resolve(table_name)
-    _no_lost_version(ONCE, ref_admin, suite_storage, info, what)
+    _no_lost_version(ONCE, ref_admin, suite_storage, info, what, transcript)
     ratified = ratified_content(transcript, suite_storage, info.table_id)
     for version, content in sorted(ratified.items()):
         uri = delta_uri(info.location, version)
@@ -453,7 +528,7 @@ def test_writer_keeps_working_across_a_catalog_restart(
     admin = restartable[0]
     reader = ReferenceClient(RecordingCatalog(admin, transcript, actor="suite"), suite_storage, seed=0)
     what = "the catalog ratified v2, then restarted before its answer reached the writer"
-    _judge_change(RESTART, outcome, reader, admin, suite_storage, table_name, what)
+    _judge_change(RESTART, outcome, reader, admin, suite_storage, table_name, what, transcript)
     _keeps_working(RESTART, client, reader, admin, table_name, what)
 
 
@@ -540,7 +615,7 @@ def test_crash_after_ratification_is_published_by_the_next_writer(
     _crashed(attempt(lambda: crashed.append(table_name, [B])))
     what = "a writer crashed after v2 was ratified and before it published; a new writer took over"
     _taken_over(bind(nemesis), table_name, what, (2, [A, B]), "the table is v2 with both rows")
-    _no_lost_version(CRASH, ref_admin, suite_storage, ref_admin.resolve(table_name), what)
+    _no_lost_version(CRASH, ref_admin, suite_storage, ref_admin.resolve(table_name), what, transcript)
     _published_as_ratified(ref_admin, suite_storage, transcript, table_name, 3, what)
     rows = suite_client.read(table_name).rows
     if rows != [A, B, C]:

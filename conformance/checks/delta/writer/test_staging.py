@@ -10,7 +10,7 @@ from conformance.checks.delta.builders import UC_TABLE_ID, LogBuilder, premise, 
 from conformance.checks.delta.evidence import attempt, client_writes, proposals
 from conformance.checks.delta.writer.conftest import WrittenTable, ahead_client
 from conformance.checks.delta.writer.races import lose_v2
-from conformance.contract.delta import CommitConflict, Storage
+from conformance.contract.delta import CommitConflict, Storage, TableNotFound
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.oracle.commits import CommitFormatError, decode, in_commit_timestamp
@@ -18,6 +18,7 @@ from conformance.oracle.names import parse, published_uri, staged_dir
 from conformance.report.outcomes import Violation, not_applicable
 from conformance.run_context import RunContext
 from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.delta.client import ReferenceClient
 
 
 def _staged_proposals(transcript: Transcript, table_id: str) -> list[tuple[int, str]]:
@@ -104,6 +105,43 @@ def test_a_delete_after_a_checkpoint_has_the_published_format(
     assert any("remove" in a for a in actions), f"v{version}, a delete, removes no file"
 
 
+# Data files the suite writes for the writer's delete to rewrite: a remove and an add each, some 20 KiB
+# of commit in all, well past the sizes (4 or 8 KiB) at which a writer might pack large commits otherwise.
+WIDE_FILES = 48
+
+
+@pytest.mark.req("WRT-STAGED-FORMAT")
+def test_a_large_staged_commit_has_the_published_format(
+    client: RecordingClient,
+    suite_client: ReferenceClient,
+    ref_admin: ReferenceCatalog,
+    transcript: Transcript,
+    suite_storage: Storage,
+    table_name: str,
+) -> None:
+    """A commit of many actions is staged like a small one (RFC "Terminology - Commits": a staged
+    commit has the format of a published Delta file): a writer that compresses, splits or otherwise
+    packs large commits only shows it past some size, which appends never reach. The suite writes the
+    files (cheap, in-process); the writer under test makes one call, a delete that rewrites them all."""
+    with premise(f"the writer under test creating a table, and the suite appending {WIDE_FILES} files to it"):
+        client.create_table(table_name)
+        for i in range(WIDE_FILES):
+            suite_client.append(table_name, [{"id": 2 * i + 1, "value": "kept"}, {"id": 2 * i + 2, "value": "gone"}])
+        suite_client.publish(table_name)
+    version = client.delete(table_name, [2 * i + 2 for i in range(WIDE_FILES)])
+    staged = dict(_staged_proposals(transcript, ref_admin.resolve(table_name).table_id))
+    if version not in staged:
+        not_applicable("the large delete was proposed inline (verified: no staged file for it)")
+    size = len(suite_storage.get(staged[version]))
+    transcript.notes["large_staged_commit"] = {"version": version, "uri": staged[version], "bytes": size}
+    actions = _staged_actions(suite_storage, version, staged[version])
+    removed = sum(1 for a in actions if "remove" in a)
+    assert removed == WIDE_FILES, (
+        f"v{version}, a delete of a row in each of {WIDE_FILES} files, staged {size} bytes that remove"
+        f" {removed} files: the staged commit must hold the whole commit, as its published file would"
+    )
+
+
 @pytest.mark.req("WRT-STAGED-NO-REUSE", "WRT-ICT-MONOTONIC")
 def test_conflict_rewrites_the_commit_in_a_new_file(
     lakecert: RunContext,
@@ -132,7 +170,9 @@ def test_conflict_rewrites_the_commit_in_a_new_file(
         # Giving up is allowed (WRT-REBASE-UNPUBLISHED is a MAY); then nothing was retried to judge.
         not_applicable("the writer did not retry after the conflict (verified: one proposal, for v2 only)")
     outcome.unwrap()
-    contents = [suite_storage.get(uri) for _, uri in staged[-2:]]
+    # The lost attempt's staged file may be gone: a rejected proposal's file is garbage a writer may
+    # delete (RFC "Commit Protocol"); then there are no bytes to compare, and the file was not reused.
+    contents = [suite_storage.get(uri) for _, uri in staged[-2:] if suite_storage.exists(uri)]
     if len(contents) == 2 and contents[0] == contents[1]:
         raise Violation("WRT-STAGED-NO-REUSE", "the retry re-proposed the lost attempt's bytes, not a rebuilt commit")
     rival_ict = in_commit_timestamp(decode(_content(ref_admin, suite_storage, table_id, 2)))
@@ -181,3 +221,50 @@ def test_writer_uses_the_resolved_location(
     assert writes, "the writer wrote nothing"
     assert not outside, f"wrote outside the location the catalog resolved ({seeded.location}): {outside}"
     outcome.unwrap()
+
+
+@pytest.mark.req("WRT-DISCOVERY")
+def test_writer_follows_a_name_given_to_a_new_table(
+    client: RecordingClient,
+    ref_admin: ReferenceCatalog,
+    suite_client: ReferenceClient,
+    transcript: Transcript,
+    table_name: str,
+) -> None:
+    """The name is dropped and given to a new table by another client; the writer's next append must
+    go to the table the name now resolves to, or be refused, and never write the dropped table's files
+    (RFC "Table Discovery": a writer accesses a table through the catalog, at the location it resolves;
+    a resolution cached from an earlier call is the catalog's answer no longer)."""
+    with premise("the writer under test creating a table and appending to it"):
+        client.create_table(table_name)
+        client.append(table_name, [{"id": 1, "value": "old"}])
+    try:
+        dropped = ref_admin.resolve(table_name)
+    except TableNotFound:
+        not_applicable("the writer's table is not in lakecert's catalog (verified): the suite cannot drop it there")
+    with premise("the suite dropping the name and registering a new table under it with another client"):
+        RecordingCatalog(ref_admin, transcript, actor="suite").drop_table(table_name)
+        suite_client.create_table(table_name)
+        suite_client.append(table_name, [{"id": 2, "value": "new"}])
+    fresh = ref_admin.resolve(table_name)
+    puts_before = len(transcript.events(actor="storage", op="put"))
+    outcome = attempt(lambda: client.append(table_name, [{"id": 3, "value": "after"}]))
+    writes = [e.args["uri"] for e in transcript.events(actor="storage", op="put")[puts_before:]]
+    stale = [u for u in writes if u.startswith(dropped.location + "/")]
+    assert not stale, (
+        f"after {table_name!r} was dropped and given to a new table at {fresh.location}, the writer's append"
+        f" {'raised' if outcome.error else f'reported v{outcome.value}'} and wrote in the dropped table's"
+        f" location: {stale}; a writer resolves the name through the catalog and writes where it resolves now"
+    )
+    committed = [e.args["version"] for e in proposals(transcript, dropped.table_id, ok=True)]
+    assert max(committed, default=1) <= 1, (
+        f"after {table_name!r} was dropped, the catalog ratified the writer's v{max(committed)} of the dropped"
+        " table: the writer committed to a table the name no longer resolves to"
+    )
+    if outcome.error is not None:
+        return  # refused: allowed, and nothing was written to the dropped table
+    rows = sorted(suite_client.read(table_name, version=outcome.value).rows, key=lambda r: str(r["id"]))
+    assert rows == [{"id": 2, "value": "new"}, {"id": 3, "value": "after"}], (
+        f"the writer's append after the name was given to a new table reported v{outcome.value}, and the table"
+        f" the name resolves to reads {rows} there; its row must be added to the new table, after its own row"
+    )
