@@ -25,7 +25,7 @@ then say NOT_APPLICABLE.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from conformance.checks.delta.builders import premise
 from conformance.checks.delta.client_histories import ClientHistory, Table
@@ -51,7 +51,7 @@ class HistoryNemesis:
     client: RecordingClient  # the client under test bound through ``nemesis``
     rival: ReferenceClient  # the suite's correct client on the same catalog
     met: int = 0  # faults met so far
-    reached: bool = field(default=True)  # False once the client turned out not to call ``nemesis``
+    reached: bool = True  # False once the client turned out not to call ``nemesis``
 
     def due(self, t: Table) -> bool:
         return self.reached and t.model.latest >= FIRST_AT + EVERY * self.met
@@ -113,7 +113,8 @@ class HistoryNemesis:
         what: str = "",
     ) -> None:
         """Judge the versions the catalog holds above ``before`` and let the model take them."""
-        added = _added(h, t, before)
+        commits = _commits(h, t, before)
+        added = {v: rows for v, (rows, _) in commits.items()}
         at = [v for v, rows in added.items() if mine in rows]
         if len(at) > 1 or (reported is not None and at != [reported]):
             raise h.charge(
@@ -133,41 +134,37 @@ class HistoryNemesis:
                 f"{what}: v{stray[0]} adds {added[stray[0]]}, neither the append's row nor the rival's",
                 "no commit but the append's and the rival's",
             )
-        for v, rows in sorted(added.items()):
-            t.model.append({int(str(r["id"])): str(r["value"]) for r in rows}, _ict(h, t, v))
+        for v, (rows, ict) in sorted(commits.items()):
+            previous = t.model.icts.get(v - 1)
+            if ict is None or (previous is not None and ict <= previous):
+                raise PremiseBroken(f"v{v}'s in-commit timestamp {ict} is not after v{v - 1}'s (WRT-ICT-MONOTONIC)")
+            t.model.append({int(str(r["id"])): str(r["value"]) for r in rows}, ict)
 
 
-def _content(h: ClientHistory, t: Table, v: int) -> bytes:
-    listed = {c.version: c for c in h.ref_admin.get_commits(t.info.table_id, v, v).commits}
-    c = listed.get(v)
-    if c is not None and c.inline_content is not None:
-        return c.inline_content
-    if c is not None and c.staged_uri is not None:
-        t.staged[v] = c.staged_uri.rsplit("/", 1)[-1]
-        return h.storage.get(c.staged_uri)
-    return h.storage.get(delta_uri(t.info.location, v))
-
-
-def _added(h: ClientHistory, t: Table, before: int) -> dict[int, list[Row]]:
-    """Version -> the rows its commit adds, for every version the catalog ratified above ``before``."""
-    latest = h.ref_admin.get_commits(t.info.table_id).latest_version
-    out: dict[int, list[Row]] = {}
-    with premise(f"reading v{before + 1}-v{latest} of {t.name} (their format is judged by WRT-STAGED-FORMAT)"):
-        for v in range(before + 1, latest + 1):
-            actions = oracle_commits.decode(_content(h, t, v))
+def _commits(h: ClientHistory, t: Table, before: int) -> dict[int, tuple[list[Row], int | None]]:
+    """Version -> the rows its commit adds and its in-commit timestamp, for every version the catalog
+    ratified above ``before``: the catalog's commit where it still stores one, else the published file
+    (one listing, one decode per version, by lakecert's own decoder)."""
+    resp = h.ref_admin.get_commits(t.info.table_id)
+    stored = {c.version: c for c in resp.commits}
+    out: dict[int, tuple[list[Row], int | None]] = {}
+    with premise(f"reading v{before + 1}-v{resp.latest_version} of {t.name} (their format: WRT-STAGED-FORMAT)"):
+        for v in range(before + 1, resp.latest_version + 1):
+            c = stored.get(v)
+            if c is not None and c.inline_content is not None:
+                content = c.inline_content
+            elif c is not None and c.staged_uri is not None:
+                t.staged[v] = c.staged_uri.rsplit("/", 1)[-1]
+                content = h.storage.get(c.staged_uri)
+            else:
+                content = h.storage.get(delta_uri(t.info.location, v))
+            actions = oracle_commits.decode(content)
             if oracle_commits.of_kind(actions, "remove"):
                 raise PremiseBroken(f"v{v} of {t.name} removes files; only appends ran in this step")
-            out[v] = [
+            rows = [
                 r
                 for a in oracle_commits.of_kind(actions, "add")
                 for r in read_data_file(h.storage, t.info.location, a["path"])
             ]
+            out[v] = (rows, oracle_commits.in_commit_timestamp(actions))
     return out
-
-
-def _ict(h: ClientHistory, t: Table, v: int) -> int:
-    ict = oracle_commits.in_commit_timestamp(oracle_commits.decode(_content(h, t, v)))
-    previous = t.model.icts.get(v - 1)
-    if ict is None or (previous is not None and ict <= previous):
-        raise PremiseBroken(f"v{v}'s in-commit timestamp {ict} is not after v{v - 1}'s (WRT-ICT-MONOTONIC)")
-    return ict
