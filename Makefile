@@ -149,7 +149,7 @@ certify: $(CERTIFY_STAMP) $(ALLURE)
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 
 test: setup
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -q --durations=30 tests
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -q --durations=30 tests
 
 lint: setup
 	$(BIN)/ruff check conformance reference_impl tests scripts bench

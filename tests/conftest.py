@@ -22,9 +22,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     that no longer takes effect (pytest-xdist issue #1386): the groups were silently spread over the
     workers, each fixture built in each, and the suite ran 5 to 9 minutes longer. Such tests now
     fail at once, saying why (an error raised here would end the worker without its message)."""
+    # Longest first: under xdist each worker takes the next test when it is free, so a test of minutes
+    # collected late (test_s3_certify, test_selftest sort after most files) ends the run alone on one
+    # worker while the others idle. Tests marked ``slow`` start first, the longest (``seconds=``, as
+    # measured in docs/benchmarks.md) before the others; the rest keep their order.
+    items.sort(key=_expected_seconds, reverse=True)
     if getattr(config.option, "loadgroup", False):
         grouped = [i.nodeid for i in items if i.get_closest_marker("xdist_group")]
         config.stash[UNGROUPED] = {nodeid for nodeid in grouped if "@" not in nodeid}
+
+
+def _expected_seconds(item: pytest.Item) -> int:
+    return max((int(m.kwargs.get("seconds", 30)) for m in item.iter_markers("slow")), default=0)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -17,7 +17,7 @@ TARGET = "faulty:ratify-twice"
 HISTORY = "allure-history/faulty_ratify-twice.jsonl"
 
 # One root, runs made once: with xdist the tests stay on one worker.
-pytestmark = pytest.mark.xdist_group("allure-history")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("allure-history")]
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,8 @@ from conformance.requirements import load_all
 from tests.helpers import REPO, lakecert
 from tests.tooling.allure_report import result_cases
 
+pytestmark = pytest.mark.slow  # minutes: started first (tests/conftest.py)
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 ARTIFACTS = REPO / "reports" / "test-artifacts"

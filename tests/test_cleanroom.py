@@ -22,7 +22,8 @@ import pytest
 from tests.cleanroom.variants import VARIANTS, Variant
 from tests.helpers import REPO, lakecert, results
 
-pytestmark = pytest.mark.xdist_group("cleanroom")  # one worker, so the variants run once
+# One worker, so the variants run once.
+pytestmark = [pytest.mark.slow(seconds=150), pytest.mark.xdist_group("cleanroom")]
 
 SEED = "1"
 _ENV = {"PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}

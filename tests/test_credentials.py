@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.helpers import lakecert, results
 from tests.tooling.server import served
 
@@ -33,6 +35,7 @@ def _certify(work: Path, url: str, token: str) -> tuple[int, dict[str, Any]]:
     return proc.returncode, results(out)
 
 
+@pytest.mark.slow
 def test_refused_credentials_are_errors_of_the_set_up_and_the_admin_certifies(tmp_path: Path) -> None:
     (tmp_path / "tokens.yaml").write_text(TOKENS)
     with served("--db", str(tmp_path / "c.sqlite"), "--tokens", str(tmp_path / "tokens.yaml")) as (url, _):

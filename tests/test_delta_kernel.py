@@ -13,7 +13,8 @@ import pytest
 from conformance.adapters.delta_kernel.jvm import KernelProcess, KernelSetupError
 from tests.helpers import lakecert, results
 
-pytestmark = pytest.mark.xdist_group("delta-kernel")  # one run (one JVM) for the module's tests
+# One run (one JVM) for the module's tests.
+pytestmark = [pytest.mark.slow(seconds=110), pytest.mark.xdist_group("delta-kernel")]
 
 
 def test_missing_driver_is_a_setup_error(tmp_path: Path) -> None:

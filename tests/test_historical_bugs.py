@@ -23,6 +23,8 @@ import pytest
 
 from tests.helpers import lakecert, results
 
+pytestmark = pytest.mark.slow  # minutes: started first (tests/conftest.py)
+
 SEED_CELL = "checks/iceberg/test_update_delete.py::test_update_then_delete_of_one_row[upd-mor-del-mor-snapshot-v2]"
 
 

@@ -15,7 +15,11 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.helpers import REPO, lakecert, results
+
+pytestmark = pytest.mark.slow  # minutes: started first (tests/conftest.py)
 
 RESTART_RULES = "CAT-RATIFY-DURABLE"
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))

@@ -22,6 +22,7 @@ from conformance.adapters.nessie.server import JAR, jar_path
 from tests.helpers import lakecert, results
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.xdist_group("nessie"),
     pytest.mark.skipif(not jar_path().is_file(), reason="the Nessie runner jar is fetched by `make setup`"),
     pytest.mark.skipif(not has_java(), reason="Nessie needs a Java 21+ (none found)"),

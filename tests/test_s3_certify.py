@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from reference_impl.storage.s3 import S3Settings
 from tests.helpers import lakecert, results
 from tests.moto_s3 import BUCKET, storage_config
 
 
+@pytest.mark.slow(seconds=200)
 def test_reference_certified_on_s3(s3: S3Settings, tmp_path: Path, out: Path) -> None:
     cfg = tmp_path / "s3.yaml"
     # The quick budget: every history step is several S3 round trips through moto (the default

@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from reference_impl.faults.registry import all_faults
 from tests.helpers import lakecert, results
 from tests.test_why_lines import bad_whys
 
 
+@pytest.mark.slow(seconds=190)
 def test_reference_certified_and_every_variant_caught(tmp_path: Path) -> None:
     proc = lakecert("selftest", "--json", "--out", str(tmp_path))
     outcomes = json.loads(proc.stdout)

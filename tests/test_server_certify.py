@@ -43,6 +43,12 @@ NOT_ON_THE_WIRE = {
     # Caught in process; over HTTP its unknown-name check did not catch it in session 15 (why was not
     # looked into: the adapter's three-part names, or the server's own lookups, are the suspects).
     "resolve-longest-registered-prefix",
+    # Edges the UC API does not carry to the catalog: a listing always has a start (the adapter sends 0
+    # for none), a start above the end is refused by the server, and a proposal may not carry a
+    # latest backfilled version at or above its own version (so a taken version carries no untrue mark).
+    "listing-open-start-end-below-mark-ignored",
+    "listing-reversed-bounds-swapped",
+    "conflicting-inline-proposal-applies-its-mark",
     # The `uc` adapter follows UC's paging: a page that stops short of the latest is asked again
     # above its last commit, so a server that lists only a first page is read whole.
     "first-page-only",
@@ -113,7 +119,7 @@ def test_served_reference_is_certified(tmp_path: Path) -> None:
     assert {r["status"] for r in res["results"] if "survive_a_restart" not in r["test"]} == {"PASS"}
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=100)
 def test_every_served_fault_is_caught_as_in_process(tmp_path: Path) -> None:
     def both(name: str) -> tuple[str, tuple[int, dict[str, Any]], tuple[int, dict[str, Any]]]:
         http = run_over_http(tmp_path / "http" / name, name, BUDGET)

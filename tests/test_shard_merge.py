@@ -15,6 +15,8 @@ import pytest
 from conformance.plugin.split import assign, costs_of, digest, parse_shard
 from tests.helpers import lakecert, results
 
+pytestmark = pytest.mark.slow  # minutes: started first (tests/conftest.py)
+
 REFERENCE = ("reference", "delta-cm-catalog,delta-row-conflicts")
 FAULTY = ("faulty:ratify-twice", "delta-cm-catalog,delta-cm-interop")
 

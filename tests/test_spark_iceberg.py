@@ -21,7 +21,7 @@ from reference_impl.storage.s3 import S3Settings
 from tests.helpers import lakecert, results, schedule_runs
 from tests.moto_s3 import BUCKET, storage_config
 
-pytestmark = pytest.mark.xdist_group("spark")
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("spark")]
 
 CHECK = "checks/iceberg/test_update_delete.py::test_update_then_delete_of_one_row"
 NON_KEY_CHECK = "checks/iceberg/test_non_key_predicates.py::test_writes_by_non_key_predicate"

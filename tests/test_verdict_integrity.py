@@ -57,6 +57,7 @@ def test_broken_targets_get_the_documented_outcome(target: str, expected: str, o
         assert all("get_commits" in json.loads((out / r["reproducer"]).read_text())["message"] for r in stuck)
 
 
+@pytest.mark.slow
 def test_flaky_catalog_is_a_product_fault(out: Path) -> None:
     proc = lakecert(
         "run",

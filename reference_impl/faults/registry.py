@@ -17,11 +17,13 @@ from reference_impl.faults import (
     catalog_faults,
     client_faults,
     delta_engine_faults,
+    edge_faults,
     engine_faults,
     envelope_faults,
     history_faults,
     nemesis_faults,
     oracle_faults,
+    shape_faults,
 )
 from reference_impl.faults.base import FAULTS, Fault, Side, fault
 
@@ -32,9 +34,11 @@ _MODULES = (
     engine_faults,
     delta_engine_faults,
     history_faults,
+    edge_faults,
     nemesis_faults,
     envelope_faults,
     oracle_faults,
+    shape_faults,
 )  # imported for their registrations
 
 

@@ -6,7 +6,9 @@ timestamp, staged files that were never ratified). Two tables, three clients und
 its own identity (``client_factory``), concurrent appends to one table and to two tables, deletes
 that keep few rows alive (so that reads stay cheap on long histories), publication that lags,
 checkpoints, log compaction and metadata cleanup under the policies the reference catalog is given
-(``ref_admin``).
+(``ref_admin``). One more client under test, when it can be bound so (``bind_shaped``), is bound
+through lakecert's ``ShapedCatalog``: the answers it meets take every shape the RFC allows, and the
+log names them.
 
 A finding is charged to the rule it breaks when the check judges that rule; anything else it sees
 (a writer fault in the reader check, a reader fault in the writer check) is a broken premise, left
@@ -18,12 +20,13 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from conformance.checks.delta.builders import premise
 from conformance.checks.delta.evidence import speaks_only_uc_api
 from conformance.contract.delta import (
+    Catalog,
     CatalogError,
     CommitConflict,
     MaintenancePolicy,
@@ -32,6 +35,7 @@ from conformance.contract.delta import (
     TableInfo,
 )
 from conformance.model.catalog_managed import MAINTENANCE_OPS, LogEntry, TableModel, judge_log
+from conformance.nemesis.shapes import ShapedCatalog
 from conformance.observe.recording import RecordingCatalog, RecordingClient, TargetRaised
 from conformance.observe.transcript import Event, Transcript
 from conformance.report.outcomes import PremiseBroken
@@ -41,6 +45,7 @@ from conformance.schedules.race import race
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta import actions as A
 from reference_impl.delta.actions import InvalidCommitError
+from reference_impl.delta.client import ReferenceClient
 from reference_impl.delta.data_files import read_data_file, write_data_file
 from reference_impl.delta.log_paths import parse_log_name, staged_dir
 
@@ -76,14 +81,45 @@ def history_rounds(
     transcript: Transcript,
     seed: int,
     rules: frozenset[str],
+    shaped: Shaped | None = None,
 ) -> Iterator[tuple[int, ClientHistory]]:
     """One history per round of the run's budget (``HISTORY_ROUNDS``), each with its own seed, log
-    and random source (``ClientHistory.rng``), all over the same clients under test."""
+    and random source (``ClientHistory.rng``), all over the same clients under test (and the one bound
+    through ``shaped``, if any, as the last of them)."""
     suite = RecordingCatalog(ref_admin, transcript, actor="suite")
+    everyone = [*clients, shaped.client] if shaped is not None else list(clients)
     for round_no in range(HISTORY_ROUNDS[lakecert.config.settings.delta.budget]):
         log = HistoryLog(transcript, seed + round_no, lakecert.config.seed)
         rng = random.Random(seed + round_no)
-        yield round_no, ClientHistory(clients, ref_admin, suite, storage, transcript, log, rng, rules)
+        h = ClientHistory(everyone, ref_admin, suite, storage, transcript, log, rng, rules, shaped)
+        if shaped is None:
+            h.say("no client bound through lakecert's shaped catalog: the history meets the reference's answers only")
+        yield round_no, h
+
+
+@dataclass
+class Shaped:
+    """A client under test bound through a ``ShapedCatalog`` (``bind_shaped``)."""
+
+    catalog: ShapedCatalog
+    client: RecordingClient
+    reached: bool = True  # False once the client turned out not to call ``catalog``
+
+
+def bind_shaped(
+    lakecert: RunContext, ref_catalog: Catalog, storage: Storage, transcript: Transcript, nodeid: str
+) -> Shaped | None:
+    """A client under test bound through a ``ShapedCatalog`` around ``ref_catalog`` (as ``client_factory``
+    binds one to ``ref_catalog`` itself), or None for a client the suite cannot bind so."""
+    seed = lakecert.derived_seed(f"{nodeid}#shaped")
+    # The shapes' own look at storage (does a kept commit's file exist) is not the client's: unrecorded.
+    shaped = ShapedCatalog(ref_catalog, lakecert.env.storage, transcript, seed)
+    env = replace(lakecert.env, storage=storage, seed=seed)
+    try:
+        built = lakecert.build_client(shaped, env)
+    except NotSupported:
+        return None
+    return Shaped(shaped, RecordingClient(built, transcript, call_s=lakecert.config.settings.deadlines.call_s))
 
 
 @dataclass
@@ -115,6 +151,7 @@ class ClientHistory:
         log: HistoryLog,
         rng: random.Random,
         rules: frozenset[str],
+        shaped: Shaped | None = None,
     ) -> None:
         self.clients, self.ref_admin, self.suite, self.storage = clients, ref_admin, suite, storage
         self.log, self.rng, self.rules = log, rng, rules
@@ -123,6 +160,31 @@ class ClientHistory:
         self.events = StepEvents()
         transcript.listeners.append(self._listen)
         self._boundary = itertools.count()
+        self.shaped = shaped
+        self._shapes_said = len(shaped.catalog.met) if shaped is not None else 0
+        # The rivals of the shaped client's lost races: the suite's correct writers, staged and inline,
+        # seeded apart from ``rng`` (which draws the history's steps).
+        self._rivals = [
+            ReferenceClient(suite, storage, inline=inline, seed=log.seed + inline) for inline in (False, True)
+        ]
+        self._rival_turn = itertools.count()
+
+    @property
+    def shaped_index(self) -> int | None:
+        """The index of the client bound through the shaped catalog, while it reaches it."""
+        return len(self.clients) - 1 if self.shaped is not None and self.shaped.reached else None
+
+    def _unsaid_shapes(self) -> str:
+        if self.shaped is None or len(self.shaped.catalog.met) <= self._shapes_said:
+            return ""
+        met = self.shaped.catalog.met[self._shapes_said :]
+        self._shapes_said = len(self.shaped.catalog.met)
+        more = f"{len(met) - 4} more, then " if len(met) > 4 else ""
+        return f" [client {len(self.clients) - 1} met: {more}{'; '.join(met[-4:])}]"
+
+    def say(self, text: str) -> None:
+        """A step of the log, with the answer shapes the shaped client met since the last one."""
+        self.log.step(text + self._unsaid_shapes())
 
     def _listen(self, e: Event) -> None:
         if not e.ok:
@@ -131,7 +193,7 @@ class ClientHistory:
             self.events.puts.append(e)
         elif e.actor == "storage" and e.op == "delete":
             self.events.deletes.append(e)
-        elif e.actor == "catalog" and e.op == "commit":
+        elif e.actor in ("catalog", "suite") and e.op == "commit":  # the suite's: a rival of the shaped client
             self.events.commits.append(e)
 
     def _step(self) -> StepEvents:
@@ -140,12 +202,15 @@ class ClientHistory:
 
     def charge(self, rule: str, observed: str, allowed: str) -> Exception:
         """A finding: the rule's violation when this check judges it, else a premise of this check."""
+        observed += self._unsaid_shapes()
         if rule in self.rules:
             return self.log.violation(rule, observed, allowed)
         return PremiseBroken(f"{observed} ({rule}, judged by that rule's checks)")
 
-    def client(self) -> tuple[int, RecordingClient]:
-        c = self.rng.randrange(len(self.clients))
+    def client(self, c: int | None = None) -> tuple[int, RecordingClient]:
+        """Client ``c``, or one drawn at random (the shaped one among them: a fair share of every step)."""
+        if c is None:
+            c = self.rng.randrange(len(self.clients))
         return c, self.clients[c]
 
     # ------------------------------------------------------------------ writes
@@ -156,7 +221,7 @@ class ClientHistory:
             info = self.ref_admin.resolve(name)
         table = Table(name, info)
         self.tables.append(table)
-        self.log.step(f"client 0: create {name}")
+        self.say(f"client 0: create {name}")
         return table
 
     def _learn_commits(self, t: Table, events: StepEvents) -> list[int]:
@@ -200,7 +265,7 @@ class ClientHistory:
             got = client.append(t.name, [{"id": i, "value": v} for i, v in rows.items()])
         t.model.append(rows)
         self._landed(t, got, events, f"client {c}: append")
-        self.log.step(f"client {c}: append id {min(rows)} to {t.name} -> v{got}")
+        self.say(f"client {c}: append id {min(rows)} to {t.name} -> v{got}")
 
     def delete_old(self, t: Table) -> None:
         alive = sorted(t.model.versions[-1])
@@ -213,7 +278,7 @@ class ClientHistory:
             got = client.delete(t.name, gone)
         t.model.delete(set(gone))
         self._landed(t, got, events, f"client {c}: delete")
-        self.log.step(f"client {c}: delete ids {gone} from {t.name} -> v{got}")
+        self.say(f"client {c}: delete ids {gone} from {t.name} -> v{got}")
 
     def concurrent_appends(self, targets: list[Table], seed: int) -> None:
         """Two clients append at once (to one table or to two): both land, at distinct versions; a
@@ -240,22 +305,84 @@ class ClientHistory:
                 raise PremiseBroken(f"concurrent appends to {t.name}: the catalog ratified {learned}")
         for t in targets:
             t.next_id += 1
-        self.log.step(
+        self.say(
             f"clients {list(range(1, len(targets) + 1))} append at once to {names} -> "
             + ", ".join("ok" if o.ok else "gave up after a conflict" for o in outcomes)
         )
 
+    # ------------------------------------------------------------------ the shaped client
+
+    def shaped_append(self, t: Table) -> int | None:
+        """The shaped client appends while a rival's commit (staged and inline in turn) takes the
+        version first: it meets a conflict in one of the shapes the RFC allows (with or without the
+        latest version) and then listings in any of theirs. It lands its change once, at the version
+        it reports, or gives up (allowed: WRT-REBASE-UNPUBLISHED is a MAY) having landed nothing.
+        Returns the shaped client's index (None when no client reaches the shaped catalog)."""
+        c = self.shaped_index
+        if c is None or self.shaped is None:
+            return None
+        client, shapes = self.clients[c], self.shaped.catalog
+        inline = next(self._rival_turn) % 2 == 1
+        kind = "inline" if inline else "staged"
+        rival: dict[int, str] = {t.next_id: f"rival {kind}"}
+        mine: dict[int, str] = {t.next_id + 1: f"c{c} after a rival"}
+        t.next_id += 2
+        taken = t.model.latest + 1
+        rival_rows = [{"id": i, "value": v} for i, v in rival.items()]
+        shapes.rival_first(
+            partial(self._rivals[inline].append, t.name, rival_rows), f"a rival's {kind} commit took v{taken} first"
+        )
+        events = self._step()
+        gave_up = ""
+        try:
+            got: int | None = client.append(t.name, [{"id": i, "value": v} for i, v in mine.items()])
+        except (TargetRaised, CatalogError, NotSupported, OSError) as e:  # what the recorder passes on as is
+            # Gave up after the lost race, whatever it raised: allowed (WRT-REBASE-UNPUBLISHED is a MAY),
+            # as long as the catalog holds none of its change (judged below).
+            got, gave_up = None, type(e.__cause__ if isinstance(e, TargetRaised) and e.__cause__ else e).__name__
+        if shapes.pending:  # no proposal reached the shaped catalog: the client talks to its catalog another way
+            shapes.disarm()
+            self.shaped.reached = False
+            if got is None:
+                raise PremiseBroken(f"client {c} gave up an append to {t.name} that met no rival")
+            t.model.append(mine)
+            self._landed(t, got, events, f"client {c}: append")
+            self.say(f"client {c}: append to {t.name} made no call through the shaped catalog: no more shapes")
+            return None
+        owners = {e.args["version"]: e.actor for e in events.commits if e.args["table_id"] == t.info.table_id}
+        landed = sorted(v for v, actor in owners.items() if actor == "catalog")
+        what = f"client {c}: append id {min(mine)} to {t.name} after a rival's {kind} commit took v{taken}"
+        self.say(f"{what} -> {f'gave up ({gave_up})' if got is None else f'v{got}'}")
+        if owners.get(taken) != "suite":
+            raise PremiseBroken(f"the rival's commit was not ratified at v{taken}: the catalog holds {owners}")
+        if landed != ([] if got is None else [got]):
+            raise self.charge(
+                "WRT-LOST-ANSWER-ONCE",
+                f"{what}: the append {f'raised {gave_up}' if got is None else f'reported v{got}'}, and its change is"
+                f" at {[f'v{v}' for v in landed] or 'no version'} (v{taken} holds the rival's commit)",
+                "the change once, at the version the append reported, or nowhere if it gave up (RFC"
+                ' "Commit Protocol": a conflict need not state the latest version, and the catalog, not the'
+                " conflict, says whose commit a version holds)",
+            )
+        t.model.append(rival)
+        if got is not None:
+            t.model.append(mine)
+        learned = self._learn_commits(t, events)
+        if learned != list(range(taken, t.model.latest + 1)):
+            raise PremiseBroken(f"{what}: the catalog ratified {learned}")
+        return c
+
     # ------------------------------------------------------------------ publication
 
-    def publish(self, t: Table) -> None:
-        c, client = self.client()
+    def publish(self, t: Table, who: int | None = None) -> None:
+        c, client = self.client(who)
         events = self._step()
         before = t.model.published
         with premise(f"client {c} publishing {t.name}"):
             client.publish(t.name)
         order = [f.version for f in (parse_log_name(e.args["uri"]) for e in events.puts) if f and f.kind == "delta"]
         expected = list(range(before + 1, t.model.latest + 1))
-        self.log.step(f"client {c}: publish {t.name} ({t.model.latest - before} unpublished) -> order {order}")
+        self.say(f"client {c}: publish {t.name} ({t.model.latest - before} unpublished) -> order {order}")
         # The order is judged where the rule is (a reader check reads the result, whatever the order).
         if "WRT-PUBLISH-ORDER" in self.rules and order and order != sorted(order):
             raise self.charge(
@@ -298,7 +425,7 @@ class ClientHistory:
         policy = frozenset(allowed | (MAINTENANCE_OPS - set(POLICY_OPS)))
         self.ref_admin.set_maintenance_policy(t.info.table_id, MaintenancePolicy(allowed=policy))
         t.model.policy = policy
-        self.log.step(f"catalog policy of {t.name}: allows {sorted(allowed) or 'none'} of {list(POLICY_OPS)}")
+        self.say(f"catalog policy of {t.name}: allows {sorted(allowed) or 'none'} of {list(POLICY_OPS)}")
 
     def forbidden(self, t: Table, op: str) -> bool:
         """The table's policy forbids ``op`` and the policy can have reached the client: a client that
@@ -319,7 +446,7 @@ class ClientHistory:
         with premise(f"client {c} checkpointing {t.name}"):
             client.checkpoint(t.name)
         written = self._written(events, "checkpoint")
-        self.log.step(f"client {c}: checkpoint {t.name} -> {[v for v, _ in written]}")
+        self.say(f"client {c}: checkpoint {t.name} -> {[v for v, _ in written]}")
         if written and self.forbidden(t, "checkpoint"):
             raise self.charge(
                 "WRT-MAINTENANCE-POLICY",
@@ -360,7 +487,7 @@ class ClientHistory:
         except (TargetRaised, CatalogError) as e:
             raise PremiseBroken(f"client {c} compacting {t.name}: {type(e).__name__}: {e}") from e
         written = self._written(events, "compaction")
-        self.log.step(f"client {c}: compact_log({start}, {end}) of {t.name} -> {written}")
+        self.say(f"client {c}: compact_log({start}, {end}) of {t.name} -> {written}")
         self.learn_published(t)
         if written and self.forbidden(t, "log_compaction"):
             raise self.charge(
@@ -387,7 +514,7 @@ class ClientHistory:
             raise PremiseBroken(f"client {c} cleaning up {t.name}: {type(e).__name__}: {e}") from e
         mine = f"{t.info.location}/_delta_log/"
         deleted = [e.args["uri"] for e in events.deletes if e.args["uri"].startswith(mine)]
-        self.log.step(f"client {c}: cleanup {t.name} cut-off v{cutoff} -> {len(deleted)} files deleted")
+        self.say(f"client {c}: cleanup {t.name} cut-off v{cutoff} -> {len(deleted)} files deleted")
         if deleted and self.forbidden(t, "metadata_cleanup"):
             names = [u.rsplit("/", 1)[-1] for u in deleted[:3]]
             raise self.charge(
@@ -448,18 +575,18 @@ class ClientHistory:
             )
             info = A.commit_info_action(t.model.icts.get(v, 0), GHOST_UUIDS[0], "WRITE")
             self.storage.put(f"{staged_dir(t.info.location)}/{stray}", A.encode_commit([info, add]))
-        self.log.step(
+        self.say(
             f"suite: an abandoned and a rejected staged file for v{v} of {t.name}, sorting before {ratified},"
             f" and a stray object _staged_commits/{stray}"
         )
 
     # ------------------------------------------------------------------ reads
 
-    def read(self, t: Table, *, version: int | None = None, at: int | None = None) -> None:
+    def read(self, t: Table, *, version: int | None = None, at: int | None = None, who: int | None = None) -> None:
         """One read, judged against the model: by version, by timestamp (``at``: a version whose
         in-commit timestamp is the time asked), or the latest."""
         m = t.model
-        c, client = self.client()
+        c, client = self.client(who)
         ts = None if at is None else m.icts.get(at)
         if at is not None and ts is None:
             return
@@ -617,4 +744,4 @@ class ClientHistory:
                 self.read(t, version=v)
             if (v - readable[0]) % stride == 0 or v in marks:
                 self.read(t, at=v)
-        self.log.step(f"read every readable version of {t.name} (v{readable[0]}-v{readable[-1]})")
+        self.say(f"read every readable version of {t.name} (v{readable[0]}-v{readable[-1]})")

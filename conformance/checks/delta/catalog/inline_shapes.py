@@ -19,6 +19,7 @@ the histories cycle through all of them, every run, whatever the seed:
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 
 from reference_impl.delta import actions as A
@@ -38,6 +39,13 @@ def _lines(actions: list[A.Action], *, separators: tuple[str, str] = (",", ":"),
 
 def compact(version: int, ict: int) -> bytes:
     return _lines([_info(version, ict)])
+
+
+def unique(version: int, ict: int) -> bytes:
+    """Compact, with a commitInfo field no other proposal has: a proposal of a taken version is then
+    never byte for byte the commit ratified there, which a catalog may answer as an accepted replay
+    (Unity Catalog does; so does ``lakecert serve``). Not one of ``SHAPES``."""
+    return _lines([_info(version, ict, proposal=str(uuid.uuid4()))])
 
 
 def utf8(version: int, ict: int) -> bytes:

@@ -8,7 +8,11 @@ that version is unpublished, every 25 versions; a checkpoint and a metadata clea
 versions (two checkpoints, the cut-off between them), each followed by reads of the oldest readable
 version by version, then by its timestamp;
 versions past 99; publication lag; two clients appending at once. At the end every readable version
-of both tables is read both ways.
+of both tables is read both ways. A fourth client, bound through lakecert's ``ShapedCatalog``
+(``conformance/nemesis/shapes.py``), takes a fair share of every step and meets the catalog's answers
+in every shape the RFC allows (listings ascending, newest first or shuffled, with published commits
+still served or not, conflicts without the latest version); every 10 versions of the first table it
+loses a race to a rival's staged or inline commit and reads the latest and an unpublished version.
 """
 
 from __future__ import annotations
@@ -18,9 +22,9 @@ from collections.abc import Callable
 
 import pytest
 
-from conformance.checks.delta.client_histories import ClientHistory, history_rounds
+from conformance.checks.delta.client_histories import ClientHistory, bind_shaped, history_rounds
 from conformance.contract.delta import Storage
-from conformance.observe.recording import RecordingClient
+from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.run_context import RunContext
 from conformance.schedules.generated import CLIENT_HISTORY_VERSIONS
@@ -29,6 +33,7 @@ from reference_impl.catalog.catalog import ReferenceCatalog
 RULES = frozenset({"RDR-UNPUBLISHED", "RDR-LIST-FALLBACK", "RDR-IGNORE-UNRATIFIED", "RDR-TIME-TRAVEL-ICT"})
 UNRATIFIED_EVERY = 25
 CLEANUP_EVERY = 50
+SHAPED_EVERY = 10  # every 10 versions of the first table the shaped client loses a race, then reads
 TIMESTAMP_STRIDE = 5  # default budget: the final sweep reads every 5th version by timestamp (deep: all)
 
 
@@ -36,10 +41,27 @@ def run_history(
     h: ClientHistory, name: str, rng: random.Random, versions: int, seed: int, stride: int, version_stride: int
 ) -> None:
     main, other = h.create(f"{name}_0"), h.create(f"{name}_1")
-    next_unratified, next_cleanup = UNRATIFIED_EVERY, CLEANUP_EVERY
+    next_unratified, next_cleanup, next_shaped = UNRATIFIED_EVERY, CLEANUP_EVERY, SHAPED_EVERY
     step = 0
     while main.model.latest < versions:
         step += 1
+        if main.model.latest >= next_shaped:
+            next_shaped += SHAPED_EVERY
+            c = h.shaped_append(main)
+            if c is not None:
+                # The latest and a version among the unpublished ones, read by the shaped client itself
+                # (at least the rival's commit and its own wait): listings in every order, with
+                # published commits kept or not, and an inline commit of a rival every other time.
+                h.read(main, who=c)
+                h.read(
+                    main,
+                    version=rng.randint(max(main.model.published, main.model.oldest_readable), main.model.latest),
+                    who=c,
+                )
+                if rng.random() < 0.5:
+                    h.publish(main, who=c)
+                    h.read(main, who=c)
+            continue
         if main.model.latest >= next_unratified:
             h.append(main)  # a fresh, unpublished version with staged files beside its ratified one
             h.leave_unratified(main)
@@ -90,14 +112,19 @@ def test_long_histories_read_every_version_and_timestamp(
     client: RecordingClient,
     client_factory: Callable[[], RecordingClient],
     ref_admin: ReferenceCatalog,
+    ref_catalog: RecordingCatalog,
+    storage: Storage,
     suite_storage: Storage,
     transcript: Transcript,
     table_name: str,
     seed: int,
+    request: pytest.FixtureRequest,
 ) -> None:
     budget = lakecert.config.settings.delta.budget
     clients = [client, client_factory(), client_factory()]
-    for round_no, h in history_rounds(lakecert, clients, ref_admin, suite_storage, transcript, seed, RULES):
+    # A fourth client under test meets the answer shapes the RFC allows (conformance/nemesis/shapes.py).
+    shaped = bind_shaped(lakecert, ref_catalog, storage, transcript, request.node.nodeid)
+    for round_no, h in history_rounds(lakecert, clients, ref_admin, suite_storage, transcript, seed, RULES, shaped):
         stride = {"deep": 1, "default": TIMESTAMP_STRIDE}.get(budget, 2 * TIMESTAMP_STRIDE)
         version_stride = 3 if budget == "quick" else 1  # quick: every 3rd version by version, besides the marks
         versions = CLIENT_HISTORY_VERSIONS[budget]

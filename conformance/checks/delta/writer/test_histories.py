@@ -7,6 +7,12 @@ than 16 commits waited, crosses v99 -> v100 on one table, and has two clients ap
 v22, v47, v72 and v97 of the first table a fourth client, bound through lakecert's nemesis, appends
 and meets a lost answer, a lost conflict, a second delivery after a rival's commit and a publication
 by another client before it asks (``writer/history_nemesis.py``): its change must land once.
+A fifth client, bound through lakecert's ``ShapedCatalog`` (``conformance/nemesis/shapes.py``), takes
+a fair share of every step and meets the catalog's answers in every shape the RFC allows (conflicts
+with and without the latest version, listings ascending, newest first or shuffled, with published
+commits still served or not); every 10 versions of the first table it loses a race to a rival's
+staged or inline commit, then publishes: its change lands once, at the version it reports, and it
+publishes in order.
 Whether the policies are obeyed is judged by ``writer/test_maintenance.py``, where a client whose
 catalog API cannot carry a policy goes NOT_APPLICABLE; here a forbidden operation run is a broken
 premise (the model no longer describes the table).
@@ -19,12 +25,19 @@ from collections.abc import Callable
 
 import pytest
 
-from conformance.checks.delta.client_histories import ALL_POLICIES, POLICY_OPS, ClientHistory, Table, history_rounds
+from conformance.checks.delta.client_histories import (
+    ALL_POLICIES,
+    POLICY_OPS,
+    ClientHistory,
+    Table,
+    bind_shaped,
+    history_rounds,
+)
 from conformance.checks.delta.writer.conftest import Bind
 from conformance.checks.delta.writer.history_nemesis import HistoryNemesis
 from conformance.contract.delta import NotSupported, Storage
 from conformance.nemesis import NemesisCatalog
-from conformance.observe.recording import RecordingClient
+from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.run_context import RunContext
 from conformance.schedules.generated import CLIENT_HISTORY_VERSIONS
@@ -45,6 +58,7 @@ RULES = frozenset(
 )
 LAG_AT, LAG = 60, 20  # from v60 of the first table nothing is published until 20 commits wait
 MAINTENANCE_EVERY = 70  # a round of every policy combination at v70, v140, ... of the first table
+SHAPED_EVERY = 10  # from v10 of the first table, every 10 versions: the shaped client loses a race, then publishes
 
 
 def maintenance_round(h: ClientHistory, t: Table, rng: random.Random) -> None:
@@ -65,7 +79,7 @@ def run_history(
     h: ClientHistory, name: str, rng: random.Random, versions: int, seed: int, faults: HistoryNemesis | None
 ) -> None:
     main, other = h.create(f"{name}_0"), h.create(f"{name}_1")
-    next_round, lagged = MAINTENANCE_EVERY, False
+    next_round, lagged, next_shaped = MAINTENANCE_EVERY, False, SHAPED_EVERY
     step = 0
     while main.model.latest < versions:
         step += 1
@@ -76,6 +90,13 @@ def run_history(
         if main.model.latest >= next_round:
             maintenance_round(h, main, rng)
             next_round += MAINTENANCE_EVERY
+            continue
+        if main.model.latest >= next_shaped:
+            next_shaped += SHAPED_EVERY
+            c = h.shaped_append(main)
+            if c is not None and not (main.model.latest >= LAG_AT and not lagged):
+                h.publish(main, who=c)  # at least the rival's commit and its own wait
+            h.judge_log(main)
             continue
         t = main if rng.random() < 0.7 else other
         lagging = t is main and main.model.latest >= LAG_AT and not lagged
@@ -114,11 +135,14 @@ def test_long_histories_of_maintenance_and_publication_match_the_model(
     bind: Bind,
     nemesis: NemesisCatalog,
     ref_admin: ReferenceCatalog,
+    ref_catalog: RecordingCatalog,
+    storage: Storage,
     suite_client: ReferenceClient,
     suite_storage: Storage,
     transcript: Transcript,
     table_name: str,
     seed: int,
+    request: pytest.FixtureRequest,
 ) -> None:
     budget = lakecert.config.settings.delta.budget
     clients = [client, client_factory(), client_factory()]
@@ -126,7 +150,10 @@ def test_long_histories_of_maintenance_and_publication_match_the_model(
         faults: HistoryNemesis | None = HistoryNemesis(nemesis, bind(nemesis), suite_client)
     except NotSupported:
         faults = None  # a client that cannot be bound to the nemesis: the history runs without faults
-    for round_no, h in history_rounds(lakecert, clients, ref_admin, suite_storage, transcript, seed, RULES):
+    # A further client under test meets the answer shapes the RFC allows (conformance/nemesis/shapes.py).
+    # The history's log calls it client 3, as the nemesis steps call theirs: its lines name the shapes met.
+    shaped = bind_shaped(lakecert, ref_catalog, storage, transcript, request.node.nodeid)
+    for round_no, h in history_rounds(lakecert, clients, ref_admin, suite_storage, transcript, seed, RULES, shaped):
         name, versions = f"{table_name[:40]}_{round_no}", CLIENT_HISTORY_VERSIONS[budget]
         run_history(h, name, h.rng, versions, seed + round_no, faults)
         if faults is not None:
