@@ -172,6 +172,7 @@ def _allure_report(run_dir: Path, results: dict[str, Any], args: argparse.Namesp
             run_dir / "allure-report",
             name=f"lakecert: {info['target']} - {verdict}",
             history=history,
+            banner=_verdict_banner(results, verdict),
         )
     except (AllureMissing, OSError, subprocess.CalledProcessError) as e:
         detail = (e.stderr or "").strip().splitlines()[-1:] if isinstance(e, subprocess.CalledProcessError) else []
@@ -182,6 +183,23 @@ def _allure_report(run_dir: Path, results: dict[str, Any], args: argparse.Namesp
         points = allure_history.remember_report(run_dir, history)
         print(f"  allure trend:  {points} report(s) of {info['target']} in {history}", flush=True)
     return True
+
+
+def _verdict_banner(results: dict[str, Any], verdict: str) -> tuple[str, bool]:
+    """The verdict line across the top of the Allure report, and whether it is good."""
+    statuses = {rid: r["status"] for rid, r in results["requirements"].items()}
+    judged = [rid for rid, s in statuses.items() if s not in ("NOT_RUN", "NOT_APPLICABLE")]
+    failed = sorted(rid for rid, s in statuses.items() if s in ("FAIL", "ERROR"))
+    warned = sorted(rid for rid, s in statuses.items() if s == "WARN")
+    text = f"lakecert verdict: {verdict.replace('_', ' ')} - {len(judged)} rules judged"
+    if failed:
+        shown = ", ".join(failed[:6]) + (f" and {len(failed) - 6} more" if len(failed) > 6 else "")
+        text += f"; not met: {shown}"
+    if warned:
+        text += f"; warnings (SHOULD): {len(warned)}"
+    if verdict != "CERTIFIED":
+        text += ". The overview's percentage counts checks that passed, not the verdict."
+    return text, verdict == "CERTIFIED"
 
 
 def _github_summary(where: str, dirs: list[Path]) -> int:

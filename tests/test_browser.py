@@ -128,6 +128,11 @@ def test_allure_report_shows_run_metadata(browser: webdriver.Chrome, matrix: Pat
     WebDriverWait(browser, 30).until(
         lambda d: len(d.find_elements(By.CSS_SELECTOR, "[data-id=history-trend] svg .slice")) == 2
     )
+    # The verdict is what the eye lands on (issue 30): a red bar above the overview's donut, which
+    # counts checks that passed and reads as success on a run that fails a few rules of many.
+    bar = browser.find_element(By.ID, "lakecert-verdict")
+    assert bar.is_displayed() and bar.location["y"] < 50, "the verdict bar is not at the top of the page"
+    assert bar.text.startswith("lakecert verdict: NOT CERTIFIED") and "CAT-RATIFY-ONCE" in bar.text, bar.text
     browser.save_screenshot(str(ARTIFACTS / "allure-overview.png"))
     assert not _script_errors(browser)
 
