@@ -38,12 +38,11 @@ from conformance.contract.delta import (
     Catalog,
     CommitConflict,
     GetCommitsResponse,
-    MaintenancePolicy,
     RatifiedCommit,
-    StagingTable,
     Storage,
     TableInfo,
 )
+from conformance.nemesis.between import Between
 from conformance.observe.transcript import Event, Transcript
 
 S = TypeVar("S")
@@ -67,36 +66,24 @@ class ShapeBag(Generic[S]):
         return self._left.pop()
 
 
-class ShapedCatalog:
+class ShapedCatalog(Between):
     """``contract.Catalog`` around ``inner`` (the recording catalog a client would otherwise get).
 
     ``transcript`` tells it every commit any client or the suite had ratified (what it may keep
     serving once published); ``storage`` says whether a kept commit's files still exist."""
 
     def __init__(self, inner: Catalog, storage: Storage, transcript: Transcript, seed: int) -> None:
-        self._inner, self._storage = inner, storage
+        super().__init__(inner)
+        self._storage = storage
         self._rng = random.Random(seed)
         self._conflicts = ShapeBag(CONFLICTS, self._rng)
         self._listings = ShapeBag(list(itertools.product(ORDERS, KEEPS)), self._rng)
         self._ratified: dict[str, dict[int, RatifiedCommit]] = {}  # table id -> version -> commit
         self._locations: dict[str, str] = {}  # table id -> location
         self._before: tuple[Callable[[], object], str] | None = None
-        self.calls = 0
         self.met: list[str] = []  # each shaped answer, in words
         self._transcript = transcript
         transcript.listeners.append(self._learn)
-
-    @property
-    def inner(self) -> Catalog:
-        """The catalog behind the shapes and the recorder (adapters find the reference's database so)."""
-        behind: Catalog = getattr(self._inner, "inner", self._inner)
-        return behind
-
-    @property
-    def over_http(self) -> Catalog:
-        """What an adapter serving a client in another process serves: the catalog as it is. The shapes
-        are answers of this object; their translation to a wire protocol is not built."""
-        return self._inner
 
     def rival_first(self, step: Callable[[], object], what: str) -> None:
         """Run ``step`` (a rival's commit) when the client's next proposal arrives, before it."""
@@ -130,18 +117,6 @@ class ShapedCatalog:
         self._transcript.notes["shapes"] = self.met[-NOTED:]  # for the reproducer, as the schedule's steps
 
     # ------------------------------------------------------------------ Catalog
-
-    def create_staging_table(self) -> StagingTable:
-        self.calls += 1
-        return self._inner.create_staging_table()
-
-    def register_table(self, name: str, table_id: str) -> TableInfo:
-        self.calls += 1
-        return self._inner.register_table(name, table_id)
-
-    def resolve(self, name: str) -> TableInfo:
-        self.calls += 1
-        return self._inner.resolve(name)
 
     def commit(
         self,
@@ -227,10 +202,6 @@ class ShapedCatalog:
     def mark_published(self, table_id: str, version: int) -> None:
         self.calls += 1
         self._inner.mark_published(table_id, version)
-
-    def maintenance_policy(self, table_id: str) -> MaintenancePolicy:
-        self.calls += 1
-        return self._inner.maintenance_policy(table_id)
 
 
 def _span(commits: list[RatifiedCommit]) -> str:

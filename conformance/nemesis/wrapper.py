@@ -32,10 +32,8 @@ from conformance.contract.delta import (
     Catalog,
     CatalogTimeout,
     GetCommitsResponse,
-    MaintenancePolicy,
-    StagingTable,
-    TableInfo,
 )
+from conformance.nemesis.between import Between
 
 T = TypeVar("T")
 Action = Literal["lose", "duplicate", "crash_before", "crash_after", "restart"]
@@ -55,32 +53,15 @@ class _Armed:
     after: tuple[Callable[[], object], str] | None = None  # a step run once the catalog acted
 
 
-class NemesisCatalog:
+class NemesisCatalog(Between):
     """``contract.Catalog`` around ``inner`` (the recording catalog the client would otherwise get)."""
 
     def __init__(self, inner: Catalog, *, restart: Callable[[], Catalog] | None = None) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._restart = restart
         self._armed: _Armed | None = None
         self._after: tuple[Callable[[], object], str] | None = None  # of the fault being fired
-        self.calls = 0  # every call the client made through this object
         self.fired: list[str] = []  # what the nemesis did, in words, for why lines
-
-    @property
-    def inner(self) -> Catalog:
-        """The catalog behind the nemesis and its recorder (adapters find the reference's database
-        through one ``.inner``)."""
-        behind: Catalog = getattr(self._inner, "inner", self._inner)
-        return behind
-
-    @property
-    def over_http(self) -> Catalog:
-        """What an adapter serving the catalog to a client in another process serves instead of this
-        object (``delta_kernel/target.py``): the nemesis raises its faults in process, and over HTTP a
-        raised lost answer would reach the client as a server error after the catalog acted, which is
-        not a lost answer. Such a client then makes no call through this object, and the nemesis
-        checks say NOT_APPLICABLE (dropping the HTTP answer itself is not built)."""
-        return self._inner
 
     def arm(
         self,
@@ -137,18 +118,6 @@ class NemesisCatalog:
             self.fired.append(what)
 
     # ------------------------------------------------------------------ Catalog
-
-    def create_staging_table(self) -> StagingTable:
-        self.calls += 1
-        return self._inner.create_staging_table()
-
-    def register_table(self, name: str, table_id: str) -> TableInfo:
-        self.calls += 1
-        return self._inner.register_table(name, table_id)
-
-    def resolve(self, name: str) -> TableInfo:
-        self.calls += 1
-        return self._inner.resolve(name)
 
     def commit(
         self,
@@ -209,7 +178,3 @@ class NemesisCatalog:
             lambda: self._inner.mark_published(table_id, version),
             self._take("mark_published"),
         )
-
-    def maintenance_policy(self, table_id: str) -> MaintenancePolicy:
-        self.calls += 1
-        return self._inner.maintenance_policy(table_id)
