@@ -20,7 +20,7 @@ What each edge may answer (RFC sections; docs/certify.md fills in the API):
   ``_delta_log`` first); the catalog may then drop commits up to v and nothing above. P (again) and
   P-1 (going back) may be refused or be no-ops, but change nothing a listing sees. L+1 reports a
   version not yet ratified: refused or ignored, it drops nothing (CAT-PUBLISH-REPORT-POSSIBLE, a
-  SHOULD, so it is charged only at the end of a history that broke no MUST).
+  SHOULD, charged at once: the history ends there).
 - ``commit(v, latest_published_version=b)``, v from ``VERSIONS`` in staged and inline form, b from
   ``CARRIED``: the proposal is judged as if it carried no mark ("Commit Protocol": L+1 ratified, a
   taken version a conflict, a gap refused); only a ratified one applies b, as ``mark_published``
@@ -41,7 +41,6 @@ from conformance.checks.delta.builders import ict_of, premise
 from conformance.checks.delta.catalog.inline_shapes import unique
 from conformance.contract.delta import CatalogError, CommitConflict, NotSupported
 from conformance.model.catalog_managed import CatalogTable, Commit, ListingFault
-from conformance.report.outcomes import Violation
 from reference_impl.delta import log_paths as P
 
 if TYPE_CHECKING:
@@ -139,7 +138,6 @@ class Edges:
     def __init__(self, rng: random.Random) -> None:
         self.listings = Cycle(LISTINGS, rng)
         self.calls = Cycle(CALLS, rng)
-        self.pending: Violation | None = None  # a broken SHOULD, charged if no MUST breaks later
         self._turn = 0
 
     def after(self, h: CatalogHistory, index: int, quiet: set[int]) -> None:
@@ -185,8 +183,6 @@ class Edges:
                         h.make_room(t, len(h.tables) - 1, 1)
                         h.propose(t, 0)
         h.log.step(f"edges: all {len(LISTINGS)} listings and {len(CALLS)} calls drawn")
-        if self.pending is not None:
-            raise self.pending
 
 
 # ---------------------------------------------------------------------- listings
@@ -267,8 +263,7 @@ def judge_mark(h: CatalogHistory, index: int, edge: Edge, edges: Edges) -> None:
 
 def _judge_report_above_latest(h: CatalogHistory, index: int, v: int, accepted: bool, edges: Edges) -> None:
     """A report of v = L+1, not yet ratified, drops nothing: not P+1..L now, nor v once it is ratified.
-    A catalog that takes it breaks a SHOULD: noted, the model follows the catalog, and the history
-    goes on judging the MUSTs."""
+    A catalog that takes it breaks a SHOULD: the history ends there with that finding."""
     t = h.tables[index]
     m = t.model
     missing = _missing(h, t, m)
@@ -278,14 +273,13 @@ def _judge_report_above_latest(h: CatalogHistory, index: int, v: int, accepted: 
         missing = _missing(h, t, m)
     if missing is None:
         return
-    if edges.pending is None:
-        edges.pending = h.log.violation(
-            REPORT,
-            f"after a report that v{v} of {t.info.name} was published while the latest was v{v - 1}, {missing.detail}",
-            "a report of a version not yet ratified refused or ignored, never a commit dropped because of it",
-        )
-    m.mark_published(v)
-    h.log.step(f"the catalog took the report of v{v}: the model follows it")
+    # Charged at once: after it the catalog holds a state no model step leads to, and a history that
+    # went on charged what followed to rules that depended on the timing (seen over HTTP).
+    raise h.log.violation(
+        REPORT,
+        f"after a report that v{v} of {t.info.name} was published while the latest was v{v - 1}, {missing.detail}",
+        "a report of a version not yet ratified refused or ignored, never a commit dropped because of it",
+    )
 
 
 def _missing(h: CatalogHistory, t: Tracked, m: CatalogTable) -> ListingFault | None:
