@@ -11,6 +11,7 @@ import json
 import os
 import re
 import time
+import unicodedata
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ from conformance.contract.delta import (
     CommitRejected,
     InvalidRequest,
     TableInfo,
+    TableNotFound,
 )
 from conformance.contract.target import TargetEnv
 from tests.cleanroom.client import CleanClient, ReadError, encode
@@ -289,6 +291,23 @@ def test_staged_prefix_casefold(tmp_path: Path) -> None:
     assert answers == ["refused", "ratified"]
 
 
+def test_name_nfc_key(tmp_path: Path) -> None:
+    rig = Rig(r7.NameNfcKeyTarget, tmp_path)
+    nfd = unicodedata.normalize("NFD", "café")
+    nfc = unicodedata.normalize("NFC", "café")
+    assert nfd != nfc
+    rig.table(nfc)  # typed in NFC: resolves
+    with pytest.raises(InvalidRequest):  # the pair is one name: refusing the second is allowed
+        rig.table(nfd)
+    other = Rig(r7.NameNfcKeyTarget, tmp_path / "other")
+    other.baseline_client().create_table(nfd)  # accepted ...
+    with pytest.raises(TableNotFound):
+        other.catalog.resolve(nfd)  # ... and never resolves by its own name
+    baseline = Rig(r7.R7Target, tmp_path / "baseline")
+    with pytest.raises(InvalidRequest):  # the baseline refuses non-ASCII names cleanly
+        baseline.baseline_client().create_table(nfd)
+
+
 # ---------------------------------------------------------------- client faults
 
 
@@ -376,6 +395,19 @@ def test_compaction_drops_outer_removes(tmp_path: Path) -> None:
         actions = [json.loads(line) for line in rig.storage.get(uri).decode().splitlines()]
         found.append(any(a.get("remove", {}).get("path") == f1 for a in actions))
     assert found == [True, False]
+
+
+def test_compaction_of_ratified_range(tmp_path: Path) -> None:
+    written = []
+    for rig in rigs(tmp_path, r7.CompactionOfRatifiedTarget):
+        info = rig.table()
+        client = rig.client()
+        client.append("t", [{"id": 1, "value": "a"}])
+        client.append("t", [{"id": 2, "value": "b"}])  # v1, v2: ratified, unpublished
+        done = client.compact_log("t", 1, 2)
+        uri = f"{info.location}/_delta_log/{1:020d}.{2:020d}.compacted.json"
+        written.append((done, rig.storage.exists(uri), rig.storage.exists(f"{info.location}/_delta_log/{2:020d}.json")))
+    assert written == [(False, False, False), (True, True, False)]
 
 
 def test_cleanup_keeps_staged_commits(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import json
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 from urllib.parse import urlsplit
 
 import pytest
@@ -24,7 +24,7 @@ from conformance.contract.delta import (
 from conformance.contract.target import Target, TargetEnv, declared_limits
 from tests.cleanroom.client import CleanClient, ReadError, decode, encode
 from tests.cleanroom.memstore import MemoryStorage
-from tests.cleanroom_r3.base import DurableTarget, ResilientClient
+from tests.cleanroom_r3.base import DurableCatalog, DurableTarget, ResilientClient
 from tests.cleanroom_r7b import variants as v
 
 WAREHOUSE = "file:///warehouse"
@@ -260,7 +260,45 @@ def test_clamp_then_validate_refuses_a_window_above_the_latest(tmp_path: Path) -
             assert resp.commits == [] and resp.latest_version == 1
 
 
+def test_mark_one_above_latest_drops_unpublished_commits(tmp_path: Path) -> None:
+    for rig, faulty in zip(rigs(v.MarkOneAboveLatestTarget, tmp_path), (False, True), strict=True):
+        client = rig.client()
+        client.create_table("t")
+        for i in range(3):
+            client.append("t", rows(i))  # v1-v3, unpublished
+        info = rig.table("t")
+        with pytest.raises(InvalidRequest):  # far above: refused by both
+            rig.catalog.mark_published(info.table_id, 5)
+        if faulty:
+            rig.catalog.mark_published(info.table_id, 4)
+            assert rig.catalog.get_commits(info.table_id).commits == []
+            with pytest.raises(ReadError):
+                rig.client().read("t")  # v1-v3 are neither stored nor published
+        else:
+            with pytest.raises(InvalidRequest):
+                rig.catalog.mark_published(info.table_id, 4)
+            assert [c.version for c in rig.catalog.get_commits(info.table_id).commits] == [1, 2, 3]
+            assert rig.client().read("t").version == 3
+
+
 # ====================================================================== client (writer)
+
+
+def test_cleanup_keeps_the_staged_commit_at_the_checkpoint(tmp_path: Path) -> None:
+    for rig, faulty in zip(rigs(v.CleanupStagedStrictTarget, tmp_path), (False, True), strict=True):
+        client = rig.client()
+        client.create_table("t")
+        for i in (1, 2, 3):
+            client.append("t", rows(i))
+        client.publish("t")
+        assert client.checkpoint("t") == 3
+        client.append("t", rows(4))  # v4: ratified, unpublished, its staged file must stay
+        client.cleanup("t", 3)
+        info = rig.table("t")
+        staged = rig.storage.list(f"{info.location}/_delta_log/_staged_commits/")
+        versions = sorted(int(f.uri.rsplit("/", 1)[1][:20]) for f in staged)
+        assert versions == ([3, 4] if faulty else [4])
+        assert ids_of(client.read("t")) == [1, 2, 3, 4]
 
 
 def test_create_commit_has_no_txnid(tmp_path: Path) -> None:
@@ -322,6 +360,39 @@ def test_ict_ties_with_a_peer_ahead(tmp_path: Path) -> None:
         assert (own == peer) if faulty else (own == peer + 1)
 
 
+def test_publish_before_ratify_puts_the_delta_file_first(tmp_path: Path) -> None:
+    for rig, faulty in zip(rigs(v.PublishBeforeRatifyTarget, tmp_path), (False, True), strict=True):
+        rig.client().create_table("t")
+
+        class Spy(DurableCatalog):
+            seen: ClassVar[list[bool]] = []
+
+            def commit(self, table_id: str, version: int, **kwargs: Any) -> None:
+                info = self._by_id[table_id]
+                self.seen.append(self.storage.exists(f"{info.location}/_delta_log/{version:020d}.json"))
+                super().commit(table_id, version, **kwargs)
+
+        spy = Spy(WAREHOUSE, rig.storage, rig.target.state_dir(rig.env))
+        client = rig.client_cls()(spy, rig.storage)
+        assert client.append("t", rows(1)) == 1
+        assert Spy.seen == [faulty]  # the published file existed when v1 was proposed
+        # A lost race withdraws the file, and the end state is right either way.
+        rival = rig.client_cls()(spy, rig.storage)
+
+        def rival_appends(rival: CleanClient = rival) -> None:
+            rival.append("t", rows(2))
+
+        loser = _hooked(rig.client_cls(), rival_appends)(spy, rig.storage)
+        assert loser.append("t", rows(3)) == 3
+        info = spy.resolve("t")
+        ratified = {c.version: client.content(c) for c in spy.get_commits(info.table_id).commits}
+        assert sorted(ratified) == [1, 2, 3]
+        client.publish("t")
+        for version in (1, 2, 3):
+            assert rig.storage.get(f"{info.location}/_delta_log/{version:020d}.json") == ratified[version]
+        assert ids_of(client.read("t")) == [1, 2, 3]
+
+
 def test_compaction_drops_a_delete_of_an_older_file(tmp_path: Path) -> None:
     for rig, faulty in zip(rigs(v.CompactionDropsForeignRemovesTarget, tmp_path), (False, True), strict=True):
         client = rig.client()
@@ -344,6 +415,7 @@ def _hooked(base: type[ResilientClient], hook: Callable[[], None]) -> type[Resil
         fired = False
 
         def before_propose(self, log: str, version: int, content: bytes) -> None:
+            super().before_propose(log, version, content)
             if not Hooked.fired:
                 Hooked.fired = True
                 hook()

@@ -13,7 +13,9 @@ import calendar
 import contextlib
 import io
 import json
+import re
 import time
+import unicodedata
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from conformance.contract.delta import (
     InvalidRequest,
     RatifiedCommit,
     Storage,
+    TableInfo,
     TableNotFound,
 )
 from tests.cleanroom.catalog import _STAGED_NAME, CleanCatalog, TableState
@@ -315,6 +318,45 @@ class StagedPrefixCasefoldCatalog(DurableCatalog):
             raise InvalidRequest(f"staged file {staged_uri!r} does not exist")
 
 
+class NameNfcKeyCatalog(DurableCatalog):
+    """Names of any script are accepted and indexed in NFC, but resolution looks up the name as given.
+
+    Bug: the catalog accepts table names of Unicode word characters and, to treat the precomposed and
+    the decomposed spelling of a name as one, keys its name index by the name's NFC normalisation when
+    it registers a table; resolution looks the name up exactly as it is given. A name written in NFC
+    (every keyboard's) or in ASCII resolves; a table registered under a decomposed (NFD) name, e.g.
+    ``cafe`` + U+0301, is accepted and then never resolves by that name: its writers and readers get
+    ``TableNotFound``. RFC "Table Discovery" (name resolution returns the table's location) and
+    certify.md "Names of any script" (a name the catalog accepts must resolve to its own table):
+    CAT-RESOLVE-LOCATION. A shallow suite uses ASCII names, or non-ASCII names typed in NFC.
+    """
+
+    _UNICODE_NAME = re.compile(r"(?:\w|[\u0300-\u036f]){1,128}")  # letters, digits, _ and combining accents
+
+    def name_key(self, name: str) -> str:
+        return unicodedata.normalize("NFC", name)
+
+    def register_table(self, name: str, table_id: str) -> TableInfo:
+        if not isinstance(name, str) or not self._UNICODE_NAME.fullmatch(name):
+            raise InvalidRequest(f"bad table name {name!r}")
+        key = self.name_key(name)
+        with self._lock:
+            t = self._by_id.get(table_id) if isinstance(table_id, str) else None
+            if t is None or t.name is not None:
+                raise InvalidRequest(f"no staging table {table_id!r}")
+            if key in self._by_name:
+                raise InvalidRequest(f"table {name!r} exists")
+            if not self.storage.exists(f"{t.location}/_delta_log/{0:020d}.json"):
+                raise InvalidRequest("version 0 of the staging table is not written")
+            t.name = name
+            self._by_name[key] = table_id
+        with t.lock:
+            self.persist(t)
+        return TableInfo(table_id, name, t.location, True)
+
+    # BUG: ``resolve`` is CleanCatalog's, which looks the name up as given, not by ``name_key``
+
+
 # ================================================================ client faults
 
 
@@ -492,6 +534,21 @@ class CompactionDropsOuterRemovesClient(ResilientClient):
         with contextlib.suppress(FileExistsError):
             self.storage.put(uri, body, if_absent=True)
         return True
+
+
+class CompactionOfRatifiedClient(ResilientClient):
+    """Log compaction checks only that the range is ratified, not that it is published.
+
+    Bug: before compacting x..y the client checks that the range exists, ``y <= latest`` (the catalog's
+    latest ratified version), and reads the commits from the catalog where they are not published:
+    the compaction file's content is right, but it covers commits that are not in ``_delta_log`` yet.
+    When a client publishes before maintenance, as a shallow suite's does, nothing shows. RFC
+    "Maintenance Operations on Catalog-managed Tables" (a log compaction file for x <= v <= y only if
+    ``_delta_log/<v>.json`` exists): WRT-COMPACTION-PUBLISHED.
+    """
+
+    def compaction_allowed(self, view: LogView, start: int, end: int) -> bool:
+        return end <= view.latest  # BUG: ratified is not published
 
 
 class CleanupSkipsStagedDirClient(ResilientClient):
@@ -703,6 +760,18 @@ class StagedPrefixCasefoldTarget(R7Target):
     catalog_cls: ClassVar[type[CleanCatalog]] = StagedPrefixCasefoldCatalog
 
 
+class NameNfcKeyTarget(R7Target):
+    __doc__ = NameNfcKeyCatalog.__doc__
+    name = "cr7-NameNfcKeyTarget"
+    catalog_cls: ClassVar[type[CleanCatalog]] = NameNfcKeyCatalog
+
+
+class CompactionOfRatifiedTarget(R7Target):
+    __doc__ = CompactionOfRatifiedClient.__doc__
+    name = "cr7-CompactionOfRatifiedTarget"
+    client_cls: ClassVar[type[CleanClient]] = CompactionOfRatifiedClient
+
+
 class DeletePerIdTarget(R7Target):
     __doc__ = DeletePerIdClient.__doc__
     name = "cr7-DeletePerIdTarget"
@@ -886,6 +955,15 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("staged paths", "encoding"),
     ),
+    _v(
+        "cr7-cat-name-nfc-key",
+        NameNfcKeyTarget,
+        "catalog",
+        _CAT,
+        ("CAT-RESOLVE-LOCATION",),
+        "MUST",
+        ("non-ASCII names", "encoding"),
+    ),
     # ---- client: writer
     _v(
         "cr7-wrt-delete-per-id",
@@ -903,7 +981,7 @@ VARIANTS: list[Variant] = [
         _WRT,
         ("WRT-STAGED-NAME", "INT-NO-LOST-COMMIT"),
         "MUST",
-        ("several clients", "concurrent proposals", "crash leftovers"),
+        ("several clients", "concurrent proposals"),
     ),
     _v(
         "cr7-wrt-ict-from-published",
@@ -931,6 +1009,15 @@ VARIANTS: list[Variant] = [
         ("WRT-COMPACTION-CONTENT",),
         "MUST",
         ("log compaction", "deletes"),
+    ),
+    _v(
+        "cr7-wrt-compaction-of-ratified",
+        CompactionOfRatifiedTarget,
+        "client",
+        _WRT,
+        ("WRT-COMPACTION-PUBLISHED",),
+        "MUST",
+        ("log compaction", "unpublished commits"),
     ),
     _v(
         "cr7-wrt-cleanup-skips-staged-dir",

@@ -35,7 +35,12 @@ from conformance.contract.delta import (
 )
 from tests.cleanroom.catalog import CleanCatalog, TableState, is_int
 from tests.cleanroom.client import (
+    _CHECKPOINT,
     _CHECKPOINT_SCHEMA,
+    _CHECKSUM,
+    _COMPACTION,
+    _DELTA,
+    _STAGED,
     Action,
     CleanClient,
     LogView,
@@ -281,6 +286,26 @@ class ClampThenValidateCatalog(DurableCatalog):
             return GetCommitsResponse(self.listed(t, lo, hi), latest)
 
 
+class MarkOneAboveLatestCatalog(DurableCatalog):
+    """Bug: ``mark_published`` accepts a mark one above the latest ratified version (its bound is
+    ``version > latest + 1``, written so that a client may report "the version I am publishing right
+    now" while its proposal is in flight), and applies it: it drops every stored commit, all of them
+    at or below the latest version, although the report names a version that is not even ratified and
+    so cannot be true. Marks at or below the latest are judged exactly, and marks two or more above are
+    refused. docs/certify.md and RFC "Publishing Commits" (a commit cannot be published before it is
+    ratified; a publication report for a version not yet ratified is refused or ignored and never
+    makes the catalog drop a commit): CAT-PUBLISH-REPORT-POSSIBLE. A suite that tries a mark far above
+    the latest (latest + 5, a huge number) sees a clean refusal; the one mark a client can plausibly get
+    wrong by one is taken."""
+
+    def mark_published(self, table_id: str, version: int) -> None:
+        t = self._table(table_id, InvalidRequest)
+        with t.lock:
+            if not is_int(version) or version < 0 or version > t.latest + 1:  # the bug: + 1
+                raise InvalidRequest(f"cannot mark {version!r} published; latest is {t.latest}")
+            self.forget_published(t, version)
+
+
 # ====================================================================== client faults (writer)
 
 
@@ -306,8 +331,8 @@ class CheckpointFeatureListClient(ResilientClient):
     ``["catalogManaged"]``: ``inCommitTimestamp`` is gone from the table's state at and after every
     checkpoint. Commits are right; only replays that start from a checkpoint see it. RFC "Writer
     Requirements for Catalog-managed tables" (in-commit timestamps must be supported and active) and
-    PROTOCOL.md Checkpoints (a checkpoint holds the table's protocol): WRT-ICT-ENABLED, and the
-    table's protocol no longer lists what writers must support (WRT-PROTOCOL-VERSIONS). A suite that
+    PROTOCOL.md Checkpoints (a checkpoint holds the table's protocol): WRT-ICT-ENABLED (``catalogManaged``
+    stays in both lists, so the protocol versions and that feature still look right). A suite that
     judges the protocol in version 0 only, or checks that a checkpoint exists and replays to the right
     rows, never looks at its protocol row."""
 
@@ -388,6 +413,66 @@ class IctTieClient(ResilientClient):
         return now if previous is None else max(now, previous)
 
 
+class CleanupStagedStrictClient(ResilientClient):
+    """Bug: metadata cleanup uses one comparison for every kind of log file, "before the cut-off
+    checkpoint" (``version < checkpoint``), as it must for Delta files, checkpoints and checksum files;
+    so the staged commits *at* the cut-off checkpoint's version stay (and log compaction files starting
+    at it are handled right, ``<=``). Everything above the checkpoint is kept as it must be. RFC "Metadata
+    Cleanup" step 3 (also delete all the staged commit files having version <= the cut-off checkpoint's
+    version): WRT-CLEANUP-STAGED-BELOW. A suite that checks that staged files well below the checkpoint
+    are gone, and that nothing above it is touched, never looks at the one staged file at its version."""
+
+    def cleanup_doomed(self, view: LogView, files: list[str], checkpoint: int, cutoff: int) -> list[str]:
+        log = f"{view.info.location}/_delta_log/"
+        doomed = []
+        for uri in files:
+            rel = uri[len(log) :]
+            for pattern in (_DELTA, _CHECKPOINT, _CHECKSUM, _STAGED):  # the bug: _STAGED judged with "<"
+                m = pattern.fullmatch(rel)
+                if m and int(m.group(1)) < checkpoint:
+                    doomed.append(uri)
+            m = _COMPACTION.fullmatch(rel)
+            if m and int(m.group(1)) <= checkpoint:
+                doomed.append(uri)
+        return doomed
+
+
+class PublishBeforeRatifyClient(ResilientClient):
+    """Bug: to take publication off the commit's critical path the writer writes ``_delta_log/<v>.json``
+    with PUT-if-absent right after staging, *before* it proposes ``v`` to the catalog (mixing the RFC's
+    option 3, ratify-by-PUT-if-absent, into option 1), and deletes that file again when the catalog
+    says the version went to someone else. Every version that ends up ratified is published with the
+    ratified bytes, in order, so the log a suite finds at the end is exactly right. RFC "Writer
+    Requirements for Catalog-managed tables" (writers must not perform ordinary filesystem-based
+    commits) and "Terminology - Commits" (the existence of ``<v>.json`` proves that v is ratified):
+    WRT-NO-FILESYSTEM-COMMIT. Between the put and the catalog's answer, and for good if the writer
+    crashes or loses the race without cleaning up, the log holds a version the catalog never ratified;
+    a suite that judges ``_delta_log`` only after each call returns, never at the moment of the
+    proposal, sees a correct log."""
+
+    def before_propose(self, log: str, version: int, content: bytes) -> None:
+        with contextlib.suppress(FileExistsError):
+            self.storage.put(f"{log}/{self.delta_name(version)}", content, if_absent=True)
+
+    def _withdraw(self, info: TableInfo, version: int, content: bytes) -> None:
+        uri = f"{info.location}/_delta_log/{self.delta_name(version)}"
+        with contextlib.suppress(FileNotFoundError):
+            if self.storage.get(uri) == content:
+                self.storage.delete(uri)
+
+    def on_conflict(self, info: TableInfo, version: int, staged_uri: str, content: bytes) -> bool:
+        ours = super().on_conflict(info, version, staged_uri, content)
+        if not ours:
+            self._withdraw(info, version, content)
+        return ours
+
+    def on_lost_answer(self, info: TableInfo, version: int, staged_uri: str, content: bytes) -> bool:
+        ours = super().on_lost_answer(info, version, staged_uri, content)
+        if not ours:
+            self._withdraw(info, version, content)
+        return ours
+
+
 class CompactionDropsForeignRemovesClient(ResilientClient):
     """Bug: the log compaction writer reconciles the range's actions and drops every ``remove`` whose
     file the range itself never added ("a tombstone for a file we do not list is noise"); a file added
@@ -441,8 +526,9 @@ class RebaseWithoutRereadClient(ResilientClient):
     whose actions depend on the table's files) the retried commit removes the file the winner already
     replaced and adds its rows minus its own deletions next to the winner's replacement: the winner's
     delete is undone, surviving rows are doubled, and the loser's own delete does not hold. RFC
-    "Commit Protocol" (a proposed commit is built on version v-1; a loser rebases over the ratified
-    winner, read from the catalog: WRT-REBASE-UNPUBLISHED) and "no acknowledged commit is lost"
+    "Delta Log Entries" (the commit for version v holds the actions to apply to the state at v-1),
+    "Commit Protocol" (a loser rebases over the ratified winner, read from the catalog:
+    WRT-REBASE-UNPUBLISHED) and "no acknowledged commit is lost"
     (INT-NO-LOST-COMMIT). Also its in-commit timestamp is built on the old snapshot's. A suite whose
     concurrent writers only append sees every row."""
 
@@ -583,6 +669,21 @@ class ClampThenValidateTarget(DurableTarget):
     catalog_cls = ClampThenValidateCatalog
 
 
+class MarkOneAboveLatestTarget(DurableTarget):
+    name = "cr7b-cat-mark-one-above-latest"
+    catalog_cls = MarkOneAboveLatestCatalog
+
+
+class CleanupStagedStrictTarget(DurableTarget):
+    name = "cr7b-wrt-cleanup-staged-strict"
+    client_cls = CleanupStagedStrictClient
+
+
+class PublishBeforeRatifyTarget(DurableTarget):
+    name = "cr7b-wrt-publish-before-ratify"
+    client_cls = PublishBeforeRatifyClient
+
+
 class CreateWithoutTxnIdTarget(DurableTarget):
     name = "cr7b-wrt-create-no-txnid"
     client_cls = CreateWithoutTxnIdClient
@@ -684,12 +785,36 @@ VARIANTS: list[Variant] = [
     _variant(CatalogWideCapTarget, "catalog", _CAT, ["CAT-LIMIT-DECLARED"], "MUST", ["limits", "several-tables"]),
     _variant(StaleRejectedTarget, "catalog", _CAT, ["CAT-RATIFY-ONCE"], "MUST", ["concurrency", "conflicts"]),
     _variant(ClampThenValidateTarget, "catalog", _CAT, ["CAT-LIST-LATEST"], "MUST", ["listing-edges", "lost-answers"]),
+    _variant(
+        MarkOneAboveLatestTarget,
+        "catalog",
+        _CAT,
+        ["CAT-PUBLISH-REPORT-POSSIBLE"],
+        "SHOULD",
+        ["publication-marks", "unpublished-runs"],
+    ),
+    _variant(
+        CleanupStagedStrictTarget,
+        "client",
+        _WRT,
+        ["WRT-CLEANUP-STAGED-BELOW"],
+        "SHOULD",
+        ["metadata-cleanup", "maintenance"],
+    ),
+    _variant(
+        PublishBeforeRatifyTarget,
+        "client",
+        _WRT,
+        ["WRT-NO-FILESYSTEM-COMMIT"],
+        "MUST",
+        ["publication", "concurrency"],
+    ),
     _variant(CreateWithoutTxnIdTarget, "client", _WRT, ["WRT-TXNID"], "MUST", ["commit-content"]),
     _variant(
         CheckpointFeatureListTarget,
         "client",
         _WRT,
-        ["WRT-ICT-ENABLED", "WRT-PROTOCOL-VERSIONS"],
+        ["WRT-ICT-ENABLED"],
         "MUST",
         ["checkpoints", "commit-content"],
     ),
