@@ -41,9 +41,11 @@ from conformance.contract.delta import (
 from tests.cleanroom.catalog import _STAGED_NAME, CleanCatalog, TableState
 from tests.cleanroom.client import (
     _CHECKPOINT_SCHEMA,
+    _COMPACTION,
     Action,
     CleanClient,
     LogView,
+    ReadError,
     RetriesExhausted,
     Snapshot,
     decode,
@@ -608,6 +610,52 @@ class TimelineFromCheckpointClient(ResilientClient):
         return [(v, ict) for v, ict in super().timeline(view) if newest is None or v > newest]  # BUG
 
 
+class CompactionSkipsGapClient(ResilientClient):
+    """The reader replaces commits by a log compaction file and skips the commits before its range.
+
+    Bug: to read faster the reader uses the newest log compaction file x..y that lies after its start
+    checkpoint (or after version 0's start, without one) and ends at or before the asked version: it
+    replays the checkpoint, then the compaction file, then the commits after y. It assumes a compaction
+    file starts right after the checkpoint, as the RFC's example (checkpoint 2, compaction 3..5) does,
+    and so never replays the commits between the start and x. When x is the first version after the
+    start nothing is lost; a compaction file that starts later (3..4 on a table without a checkpoint)
+    makes the reader drop the earlier commits: their rows, and without a checkpoint version 0's
+    protocol and metadata. RFC "Reading Catalog-managed Tables" (the published commits the catalog no
+    longer stores are read from ``_delta_log``) and PROTOCOL.md Log Compaction Files:
+    RDR-LIST-FALLBACK, INT-RATIFIED-READABLE. A shallow suite compacts from the checkpoint on, or never.
+    """
+
+    def snapshot(self, view: LogView, target: int) -> Snapshot:
+        cp = self.start_checkpoint(view, target)
+        first = 0 if cp is None else cp + 1
+        log = f"{view.info.location}/_delta_log/"
+        best: tuple[int, int, str] | None = None
+        for f in self.storage.list(log):
+            m = _COMPACTION.fullmatch(f.uri[len(log) :])
+            if m is None:
+                continue
+            x, y = int(m.group(1)), int(m.group(2))
+            if first <= x <= y <= target and (best is None or y > best[1]):
+                best = (x, y, f.uri)
+        if best is None:
+            return super().snapshot(view, target)
+        _, y, uri = best
+        sources = self.commit_sources(view)
+        missing = [v for v in range(y + 1, target + 1) if v not in sources]
+        if missing:
+            raise ReadError(f"commits {missing} of version {target} are neither in the catalog nor published")
+        batches: list[list[Action]] = []
+        if cp is not None:
+            batches.append(self.checkpoint_actions(view.checkpoints[cp]))
+        # BUG: the commits ``first .. x - 1`` are never replayed
+        batches.append(decode(self.storage.get(uri)))
+        batches.extend(decode(self.content(sources[v])) for v in range(y + 1, target + 1))
+        snap = self.replay(target, batches)
+        if target in sources:
+            snap.in_commit_timestamp = self.ict_of(decode(self.content(sources[target])))
+        return snap
+
+
 class SessionClockClient(ResilientClient):
     """In-commit timestamps come from a clock read once per client session.
 
@@ -818,6 +866,12 @@ class TimelineFromCheckpointTarget(R7Target):
     __doc__ = TimelineFromCheckpointClient.__doc__
     name = "cr7-TimelineFromCheckpointTarget"
     client_cls: ClassVar[type[CleanClient]] = TimelineFromCheckpointClient
+
+
+class CompactionSkipsGapTarget(R7Target):
+    __doc__ = CompactionSkipsGapClient.__doc__
+    name = "cr7-CompactionSkipsGapTarget"
+    client_cls: ClassVar[type[CleanClient]] = CompactionSkipsGapClient
 
 
 class SessionClockTarget(R7Target):
@@ -1064,5 +1118,14 @@ VARIANTS: list[Variant] = [
         ("RDR-TIME-TRAVEL-ICT",),
         "MUST",
         ("time travel by timestamp", "checkpoints", "reads of old versions"),
+    ),
+    _v(
+        "cr7-rdr-compaction-skips-gap",
+        CompactionSkipsGapTarget,
+        "client",
+        _RDR,
+        ("RDR-LIST-FALLBACK", "INT-RATIFIED-READABLE"),
+        "MUST",
+        ("log compaction", "reads of old versions"),
     ),
 ]
