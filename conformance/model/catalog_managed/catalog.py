@@ -33,9 +33,10 @@ class Commit:
 class ListingFault:
     """What a listing got wrong. ``kind``: "latest" (wrong latest version), "missing" (an unpublished
     commit left out or changed), "outside" (a ratified commit outside the asked range), "unratified"
-    (a commit the table never ratified, e.g. another table's or a rejected proposal)."""
+    (a commit the table never ratified, e.g. another table's or a rejected proposal), "repeated" (one
+    commit listed twice: the run of versions is no longer one commit per version)."""
 
-    kind: Literal["latest", "missing", "outside", "unratified"]
+    kind: Literal["latest", "missing", "outside", "unratified", "repeated"]
     detail: str
 
 

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import partial
 
 from conformance.checks.delta.builders import CatalogDriver, ict_of, premise
 from conformance.checks.delta.catalog.inline_shapes import SHAPES
-from conformance.contract.delta import CatalogError, CommitConflict, NotSupported, TableInfo
+from conformance.contract.delta import CatalogError, CommitConflict, NotSupported, RatifiedCommit, TableInfo
 from conformance.model.catalog_managed import CatalogTable, Commit, ListingFault
+from conformance.nemesis.clock import FAR_EAST, FAR_WEST, in_time_zone
 from conformance.nemesis.restart import judge_fresh_locations
 from conformance.observe.recording import RecordingCatalog
+from conformance.oracle.clock import span
 from conformance.report.outcomes import PremiseBroken
 from conformance.schedules.generated import HistoryLog
 from conformance.schedules.race import race
@@ -33,6 +36,15 @@ DURABLE = "CAT-RATIFY-DURABLE"
 # From this version of the first table, the next proposal made with exactly two commits unpublished
 # carries the publication mark (the module's docstring).
 CARRY_AT = 40
+# The catalog's host may sit in any time zone: proposals and listings are made in turn in the run's
+# own zone, nine hours east and ten hours west of UTC (for a catalog in this process), so one that
+# keeps an in-commit timestamp through a local date-time serves it changed (``judge_listing``).
+ZONES = (None, FAR_EAST, FAR_WEST)
+
+
+def in_zone(turn: int) -> AbstractContextManager[None]:
+    zone = ZONES[turn % len(ZONES)]
+    return nullcontext() if zone is None else in_time_zone(zone)
 
 
 @dataclass
@@ -54,6 +66,7 @@ class CatalogHistory:
         self.served: set[tuple[int, int]] = set()  # (table index, version) once listed as ratified
         self.durable = False  # judging the listings right after a restart
         self._turn = 0
+        self._listings = 0  # listings made, for their time zone in turn
 
     # ------------------------------------------------------------------ steps
 
@@ -77,13 +90,14 @@ class CatalogHistory:
             shape = self.shapes[(self.proposals // INLINE_EVERY) % len(self.shapes)]
             content = SHAPES[shape](version, ict_of(version))
             try:
-                self.catalog.commit(
-                    t.info.table_id,
-                    version,
-                    inline_content=content,
-                    in_commit_timestamp=ict_of(version),
-                    latest_published_version=mark,
-                )
+                with in_zone(self.proposals):
+                    self.catalog.commit(
+                        t.info.table_id,
+                        version,
+                        inline_content=content,
+                        in_commit_timestamp=ict_of(version),
+                        latest_published_version=mark,
+                    )
             except NotSupported:
                 self.inline = False  # a MAY (CAT-INLINE-COMMITS): the listings judge that nothing changed
                 self.log.step(f"client {client}: inline v{version} of {t.info.name} -> not supported")
@@ -118,13 +132,14 @@ class CatalogHistory:
         """Propose ``commit`` (carrying the publication mark ``mark``) and compare the answer with the model's."""
         expect = t.model.judge(commit.version)
         try:
-            self.catalog.commit(
-                t.info.table_id,
-                commit.version,
-                staged_uri=commit.staged_uri,
-                in_commit_timestamp=ict_of(commit.version),
-                latest_published_version=mark,
-            )
+            with in_zone(self.proposals):
+                self.catalog.commit(
+                    t.info.table_id,
+                    commit.version,
+                    staged_uri=commit.staged_uri,
+                    in_commit_timestamp=ict_of(commit.version),
+                    latest_published_version=mark,
+                )
             got = "ratified"
         except CommitConflict:
             got = "conflict"
@@ -299,20 +314,26 @@ class CatalogHistory:
 
     def judge_listing(self, index: int, start: int | None, end: int | None) -> None:
         t = self.tables[index]
+        self._listings += 1
         try:
-            resp = self.catalog.get_commits(t.info.table_id, start, end)
+            with in_zone(self._listings):
+                resp = self.catalog.get_commits(t.info.table_id, start, end)
         except CatalogError as e:
             raise self.log.violation(
                 DURABLE if self.durable else "CAT-LIST-LATEST",
                 f"listing [{start}, {end}] of {t.info.name} refused ({type(e).__name__})",
                 "a listing with the latest version",
             ) from e
-        # One commit per version; a second one at a version (whatever the order it comes in) is one the
-        # table did not ratify there, judged as such before the rest.
+        # One commit per version. The same commit twice (a page boundary served on both pages) breaks
+        # the contiguous run; a second, different commit at a version (whatever the order it comes in)
+        # is one the table did not ratify there. Both are judged before the rest.
         listed: dict[int, str | bytes | None] = {}
         twice: list[ListingFault] = []
         for c in resp.commits:
             ref = c.staged_uri if c.staged_uri is not None else c.inline_content
+            if c.version in listed and listed[c.version] == ref:
+                twice.append(ListingFault("repeated", f"v{c.version} listed twice, the same commit both times"))
+                continue
             if c.version in listed:
                 ratified = t.model.ratified.get(c.version)
                 this_one_ratified = ratified is not None and ratified.ref == ref
@@ -324,7 +345,26 @@ class CatalogHistory:
         faults = twice or t.model.judge_listing(0 if start is None else start, end, listed, resp.latest_version)
         if faults:
             raise self.charge(index, faults[0], start, end)
+        self.judge_timestamps(t, resp.commits, start, end)
         self.served.update((index, v) for v in listed)
+
+    def judge_timestamps(self, t: Tracked, commits: list[RatifiedCommit], start: int | None, end: int | None) -> None:
+        """A catalog may serve no in-commit timestamp with a commit (docs/certify.md), but one it serves
+        is part of the ratified commit it stores unchanged: every proposal of the history sent
+        ``ict_of(version)``, and readers resolve time travel on unpublished commits by it (RFC
+        "Publishing Commits", note on timestamps). Unity Catalog serves back the one proposed."""
+        for c in commits:
+            sent = ict_of(c.version)
+            if c.in_commit_timestamp is None or c.in_commit_timestamp == sent:
+                continue
+            gap = span(c.in_commit_timestamp - sent)
+            raise self.log.violation(
+                DURABLE if self.durable else "CAT-RETAIN-UNPUBLISHED",
+                f"listing [{start}, {end}] of {t.info.name} serves v{c.version} with in-commit timestamp"
+                f" {c.in_commit_timestamp}, {gap} {'after' if c.in_commit_timestamp > sent else 'before'} the"
+                f" {sent} it was proposed with",
+                "the commit served as it was ratified: its in-commit timestamp, where served, the one proposed",
+            )
 
     def charge(self, index: int, fault: ListingFault, start: int | None, end: int | None) -> Exception:
         t = self.tables[index]
@@ -339,6 +379,10 @@ class CatalogHistory:
             return self.log.violation("CAT-LIST-LATEST", f"{where}: {fault.detail}", f"latest v{t.model.latest}")
         if fault.kind == "outside":
             return self.log.violation("CAT-LIST-RANGE", f"{where}: {fault.detail}", "only versions in the range")
+        if fault.kind == "repeated":
+            return self.log.violation(
+                "CAT-LIST-CONTIGUOUS", f"{where}: {fault.detail}", "each version of the run listed once"
+            )
         if fault.kind == "unratified":
             return self.log.violation(
                 "CAT-LIST-RATIFIED-ONLY",
