@@ -25,10 +25,10 @@ class Between:
     @property
     def over_http(self) -> Catalog:
         """What an adapter serving the catalog to a client in another process serves instead of this
-        object (``delta_kernel/target.py``): the catalog as it is. What a subclass does, it does in
-        process; its translation to a wire protocol is not built (a lost answer raised here would reach
-        such a client as a server error after the catalog acted, which is not a lost answer). Such a
-        client then makes no call through this object."""
+        object (``delta_kernel/target.py``): here the catalog as it is. A lost answer raised here
+        would reach such a client as a server error after the catalog acted, which is not a lost
+        answer, so ``NemesisCatalog`` keeps this and such a client makes no call through it;
+        ``ShapedCatalog``, whose answers UC's API carries, serves itself."""
         return self._inner
 
     def create_staging_table(self) -> StagingTable:

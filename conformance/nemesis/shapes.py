@@ -24,15 +24,17 @@ Besides, ``rival_first`` runs a rival's commit (staged or inline: option 1 or 2 
 when the client's next proposal arrives, so that the client meets a lost race.
 
 Every answer's shape goes into ``met`` (the transcript's note ``shapes``), so that a finding's
-explanation names it. A client that never calls this object (an engine served over HTTP, see
-``over_http``) leaves ``calls`` at 0: its history then runs without shapes."""
+explanation names it. Every shape is one Unity Catalog's API can carry, so an adapter that serves the
+catalog to a client in another process (Delta Kernel, ``delta_kernel/target.py``) serves this object
+itself (``over_http``, which sets ``served``): the client meets the shapes on the wire. A client that
+never calls this object leaves ``calls`` at 0: its history then runs without shapes."""
 
 from __future__ import annotations
 
 import itertools
 import random
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from conformance.contract.delta import (
     Catalog,
@@ -83,7 +85,21 @@ class ShapedCatalog(Between):
         self._before: tuple[Callable[[], object], str] | None = None
         self.met: list[str] = []  # each shaped answer, in words
         self._transcript = transcript
+        self.served = False  # set once an adapter serves this object over HTTP (``over_http``)
         transcript.listeners.append(self._learn)
+
+    @property
+    def over_http(self) -> Catalog:
+        """Served as it is: a conflict without the latest version, a listing in any order or with
+        published commits kept are all answers UC's API carries. A rival's inline commit is not
+        (``served`` tells the history to give such a client staged rivals only)."""
+        self.served = True
+        return self
+
+    def __getattr__(self, name: str) -> object:
+        # What the server asks of the reference catalog besides the contract (its proposal checks,
+        # declared limits) passes through unshaped.
+        return getattr(self._inner, name)
 
     def rival_first(self, step: Callable[[], object], what: str) -> None:
         """Run ``step`` (a rival's commit) when the client's next proposal arrives, before it."""
@@ -127,7 +143,9 @@ class ShapedCatalog(Between):
         inline_content: bytes | None = None,
         in_commit_timestamp: int | None = None,
         latest_published_version: int | None = None,
+        **extra: Any,
     ) -> None:
+        """``extra``: the server's keywords beyond the contract (``staged_content``), passed on."""
         self.calls += 1
         before, self._before = self._before, None
         if before is not None:
@@ -142,6 +160,7 @@ class ShapedCatalog(Between):
                 inline_content=inline_content,
                 in_commit_timestamp=in_commit_timestamp,
                 latest_published_version=latest_published_version,
+                **extra,
             )
         except CommitConflict as conflict:
             shape = self._conflicts.draw()

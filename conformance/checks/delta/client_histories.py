@@ -322,7 +322,8 @@ class ClientHistory:
         if c is None or self.shaped is None:
             return None
         client, shapes = self.clients[c], self.shaped.catalog
-        inline = next(self._rival_turn) % 2 == 1
+        # A client served over UC's API (``shapes.served``) cannot be given an inline commit: staged rivals only.
+        inline = next(self._rival_turn) % 2 == 1 and not shapes.served
         kind = "inline" if inline else "staged"
         rival: dict[int, str] = {t.next_id: f"rival {kind}"}
         mine: dict[int, str] = {t.next_id + 1: f"c{c} after a rival"}
