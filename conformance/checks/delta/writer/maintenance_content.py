@@ -1,0 +1,118 @@
+"""What a writer's checkpoint or log compaction file holds, judged against the suite's own replay of
+the table's commits (conformance/oracle: its own decoders, not the reference implementation's).
+
+Shared by ``writer/test_maintenance.py`` and usable by any history that checkpoints or compacts
+while ratified, unpublished commits sit above the newest published version:
+
+- ``checkpoint_fault``: a checkpoint of v must hold the replay of commits 0..v (PROTOCOL
+  "Checkpoints"); one that holds later versions' changes is, in substance, a checkpoint of
+  unpublished versions under a published version's name (RFC "Maintenance Operations on
+  Catalog-managed Tables", WRT-CHECKPOINT-PUBLISHED).
+- ``compaction_fault``: a compaction of x..y holds the reconciled actions of exactly the commits x..y,
+  removes of files added before x included (PROTOCOL.md Log Compaction Files, WRT-COMPACTION-CONTENT).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from conformance.contract.delta import Catalog, Storage, TableInfo
+from conformance.oracle import commits as C
+from conformance.oracle.checkpoint import CheckpointFormatError
+from conformance.oracle.checkpoint import decode as checkpoint_actions
+from conformance.oracle.commits import Action
+from conformance.oracle.names import compaction_uri, parse, published_uri
+from conformance.oracle.replay import replay, table_commits
+
+Commits = Mapping[int, Sequence[Action]]
+
+
+def current_commits(catalog: Catalog, storage: Storage, info: TableInfo) -> dict[int, list[Action]]:
+    """Version -> actions of every commit of the table now: the catalog's ratified commits (staged
+    or inline) over the published files of ``_delta_log`` (RFC "Reading Catalog-managed Tables")."""
+    resp = catalog.get_commits(info.table_id)
+    ratified = {
+        c.version: c.inline_content if c.staged_uri is None else storage.get(c.staged_uri)
+        for c in resp.commits
+        if c.inline_content is not None or c.staged_uri is not None
+    }
+    published: dict[int, bytes] = {}
+    for f in (parse(i.uri) for i in storage.list(f"{info.location}/_delta_log/")):
+        if f is not None and f.kind == "delta" and f.version <= resp.latest_version:
+            published[f.version] = storage.get(f.uri)
+    merged = table_commits(published, {v: c for v, c in ratified.items() if c is not None}, resp.latest_version)
+    return {v: C.decode(c) for v, c in sorted(merged.items())}
+
+
+def _later_changes(commits: Commits, version: int, got: set[str]) -> list[int]:
+    """The later versions whose changes a checkpoint of ``version`` listing ``got`` as live shows:
+    files added after ``version`` that it lists, files live at ``version`` that a later commit
+    removed and it leaves out."""
+    at = set(replay(commits, version).files)
+    shown: set[int] = set()
+    for v in sorted(u for u in commits if u > version):
+        for a in commits[v]:
+            if "add" in a and str(a["add"]["path"]) in got - at:
+                shown.add(v)
+            if "remove" in a and str(a["remove"]["path"]) in at - got:
+                shown.add(v)
+    return sorted(shown)
+
+
+def checkpoint_fault(storage: Storage, uris: Sequence[str], version: int, commits: Commits) -> str | None:
+    """Why the checkpoint of ``version`` in the files ``uris`` (one, or every part of a multi-part
+    one) does not hold the state at ``version``; None when it does. ``commits`` must reach
+    ``version`` and, to name the later changes a wrong one holds, the versions after it."""
+    actions: list[Action] = []
+    for uri in uris:
+        try:
+            actions += checkpoint_actions(storage.get(uri))
+        except CheckpointFormatError as e:
+            return f"the checkpoint file {uri} is not a readable checkpoint: {e}"
+    got = set(replay({}, version, (version, actions)).files)
+    want = set(replay(commits, version).files)
+    if got == want:
+        return None
+    later = _later_changes(commits, version, got)
+    why = (
+        f"the checkpoint of v{version} lists {len(got)} live files, the replay of commits 0-{version} gives"
+        f" {len(want)}: it adds {sorted(got - want)} and leaves out {sorted(want - got)}"
+    )
+    if later:
+        why += (
+            f": it holds the changes of the later versions {later}, ratified but unpublished when it was"
+            " written. A checkpoint of v holds v's state only; this one is in substance a checkpoint of"
+            " unpublished versions, named after a published one"
+        )
+    return why
+
+
+def compaction_fault(storage: Storage, location: str, start: int, end: int, commits: Commits) -> str | None:
+    """Why the compaction of ``start``..``end`` at ``location`` is not the reconciliation of exactly
+    the commits ``start``..``end``; None when it is. Files are compared by path and kind (the last
+    ``add`` or ``remove`` of each path in the range)."""
+    expected: dict[str, str] = {}
+    for v in range(start, end + 1):
+        for a in commits[v]:
+            for kind in ("add", "remove"):
+                if kind in a:
+                    expected[str(a[kind]["path"])] = kind
+    try:
+        body = C.decode(storage.get(compaction_uri(location, start, end)))
+    except C.CommitFormatError as e:
+        return f"the compaction of v{start}-v{end} is not newline-delimited JSON actions: {e}"
+    got = {str(a[k]["path"]): k for a in body for k in ("add", "remove") if k in a}
+    if got == expected:
+        return None
+    missing = sorted(p for p, k in expected.items() if k == "remove" and got.get(p) != "remove")
+    return f"the compaction of v{start}-v{end} holds {got}; its commits reconcile to {expected}" + (
+        f" (the removes of {missing} are missing: a compaction keeps every remove of its range, of files"
+        " added before it too)"
+        if missing
+        else ""
+    )
+
+
+def published_commits(storage: Storage, location: str, start: int, end: int) -> dict[int, list[Action]]:
+    """Version -> actions of the published files ``start``..``end`` (what a compaction may cover)."""
+    return {v: C.decode(storage.get(published_uri(location, v))) for v in range(start, end + 1)}
