@@ -1,0 +1,1 @@
+"""Round 8b faulty clean-room variants (one fault each)."""
