@@ -18,7 +18,10 @@ in an order the seed picks. The shapes, each allowed by the RFC and by lakecert'
   byte-identical, contiguous with the stored ones, inside the asked range, with the true latest
   version ("Terminology: Commits": a published commit *need not* be stored, and "the catalog is
   allowed to return information about published commits");
-- a range (``start``/``end``) asked is passed on as asked, and its shape recorded.
+- a range (``start``/``end``) asked is passed on as asked, and its shape recorded;
+- commits listed with or without their in-commit timestamps (docs/certify.md: a catalog may store
+  or ignore the one proposed; the commit's own ``commitInfo`` holds it). Over UC's API, whose
+  commits always carry a timestamp, they keep them.
 
 Besides, ``rival_first`` runs a rival's commit (staged or inline: option 1 or 2 of "Commit Protocol")
 when the client's next proposal arrives, so that the client meets a lost race.
@@ -34,6 +37,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
 from conformance.contract.delta import (
@@ -51,6 +55,7 @@ S = TypeVar("S")
 CONFLICTS = ("with the latest version", "without the latest version")
 ORDERS = ("ascending", "descending", "shuffled")
 KEEPS = ("none", "newest", "some", "all")  # published commits still served
+TIMESTAMPS = ("with in-commit timestamps", "without in-commit timestamps")
 SOME = 3  # "some": this many published commits at most
 NOTED = 400  # the last shapes met, kept in the transcript's notes
 
@@ -80,6 +85,7 @@ class ShapedCatalog(Between):
         self._rng = random.Random(seed)
         self._conflicts = ShapeBag(CONFLICTS, self._rng)
         self._listings = ShapeBag(list(itertools.product(ORDERS, KEEPS)), self._rng)
+        self._timestamps = ShapeBag(TIMESTAMPS, self._rng)
         self._ratified: dict[str, dict[int, RatifiedCommit]] = {}  # table id -> version -> commit
         self._locations: dict[str, str] = {}  # table id -> location
         self._before: tuple[Callable[[], object], str] | None = None
@@ -183,11 +189,15 @@ class ShapedCatalog(Between):
             commits.sort(key=lambda c: c.version, reverse=True)
         else:
             self._rng.shuffle(commits)
+        dated = self.served or self._timestamps.draw() == TIMESTAMPS[0]
+        if not dated:
+            commits = [replace(c, in_commit_timestamp=None) for c in commits]
         asked = "from the first" if start_version is None else f"from v{start_version}"
         asked += " to the latest" if end_version is None else f" to v{end_version}"
         self._note(
             f"listing {asked}: {order}, latest v{resp.latest_version}, {len(resp.commits)} stored"
             + (f", and published {_span(kept)} still served" if kept else "")
+            + ("" if dated else ", without in-commit timestamps")
         )
         return GetCommitsResponse(commits, resp.latest_version)
 

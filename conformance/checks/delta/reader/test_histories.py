@@ -53,11 +53,11 @@ def run_history(
                 # (at least the rival's commit and its own wait): listings in every order, with
                 # published commits kept or not, and an inline commit of a rival every other time.
                 h.read(main, who=c)
-                h.read(
-                    main,
-                    version=rng.randint(max(main.model.published, main.model.oldest_readable), main.model.latest),
-                    who=c,
-                )
+                v = rng.randint(max(main.model.published, main.model.oldest_readable), main.model.latest)
+                h.read(main, version=v, who=c)
+                # And by its timestamp: listings with and without in-commit timestamps in turn, so a
+                # reader that dates unpublished commits only by the catalog's timestamp is seen.
+                h.read(main, at=v, who=c)
                 if rng.random() < 0.5:
                     h.publish(main, who=c)
                     h.read(main, who=c)
