@@ -221,6 +221,14 @@ def padded_commit(size: int, version: int) -> bytes:
     return content
 
 
+def sized_commit(size: int, version: int, encode: Callable[[bytes], bytes]) -> bytes:
+    """A ``padded_commit`` that is exactly ``size`` bytes once ``encode`` (one of ``ENCODINGS``) is applied."""
+    short = size - len(encode(padded_commit(size, version)))
+    content = encode(padded_commit(size + short, version))
+    assert len(content) == size, f"lakecert's encoded commit is {len(content)} bytes, not {size}"
+    return content
+
+
 # ---------------------------------------------------------------- actions per commit
 
 
@@ -236,10 +244,12 @@ class ManyActions:
     data: bytes  # the content of every data file (one row)
 
 
-def many_actions(count: int, version: int) -> ManyActions:
-    """``ManyActions`` for a limit of ``count`` actions per commit. The adds carry no statistics
-    (optional in Delta) so that each action stays near 170 bytes: the commit is long in actions, not
-    in bytes, and a size limit is not mistaken for the action limit."""
+def many_actions(count: int, version: int, past_version: int | None = None) -> ManyActions:
+    """``ManyActions`` for a limit of ``count`` actions per commit (``past`` proposed as ``past_version``,
+    by default ``version + 1``). The adds carry no statistics (optional in Delta) so that each action
+    stays near 170 bytes: the commit is long in actions, not in bytes, and a size limit is not mistaken
+    for the action limit."""
+    past_at = version + 1 if past_version is None else past_version
     data = encode_rows([{"id": version, "value": f"v{version}"}])
     paths = tuple(f"part-{new_uuid()}.parquet" for _ in range(count))
     adds = [A.add_action(path, len(data), ict_of(version), "") for path in paths]
@@ -247,10 +257,25 @@ def many_actions(count: int, version: int) -> ManyActions:
         del add["add"]["stats"]
     first, last = adds[:-1], adds[-1]
     at = A.encode_commit([A.commit_info_action(ict_of(version), new_uuid(), "WRITE"), *first])
-    removes = [A.remove_action(add, ict_of(version + 1)) for add in first]
-    info = A.commit_info_action(ict_of(version + 1), new_uuid(), "OPTIMIZE")
+    removes = [A.remove_action(add, ict_of(past_at)) for add in first]
+    info = A.commit_info_action(ict_of(past_at), new_uuid(), "OPTIMIZE")
     past = A.encode_commit([info, *removes, last])
     return ManyActions(at, past, paths, data)
+
+
+def unterminated(content: bytes) -> bytes:
+    """The same commit without its final newline: Delta's commit files are one JSON action a line, and
+    the last line need not end in one (PROTOCOL.md "Delta Log Entries"; lakecert's reader tolerates
+    it too), so a catalog that counts actions by newline characters counts this one an action short."""
+    return content[:-1] if content.endswith(b"\n") else content
+
+
+# Every valid way lakecert writes a commit's lines, each drawn at and one past the action limit on
+# every run: a count that depends on the encoding shows in one of them.
+ENCODINGS: tuple[tuple[str, Callable[[bytes], bytes]], ...] = (
+    ("each action ending in a newline", lambda content: content),
+    ("the last action without a final newline", unterminated),
+)
 
 
 def write_files(driver: CatalogDriver, table: TableInfo, commits: ManyActions) -> None:
@@ -279,54 +304,78 @@ def size_refused(driver: CatalogDriver, key: str, size: int) -> bool:
     )
 
 
+def encodings_within(cap: int | None, first_version: int) -> tuple[tuple[str, Callable[[bytes], bytes]], ...]:
+    """The ``ENCODINGS`` a table can hold one commit of each, from ``first_version`` on, with every
+    commit unpublished, under a declared ``cap`` (all of them when none is declared; the first alone
+    when the cap leaves no room for more)."""
+    room = len(ENCODINGS) if cap is None else cap - (first_version - 1)
+    return ENCODINGS[: max(1, min(len(ENCODINGS), room))]
+
+
 def action_limit(catalog: Catalog, driver: CatalogDriver, declared: CatalogLimits, name: str) -> str:
     """The declared limit on actions per commit, exercised inline on a fresh table named ``name`` (the
-    catalog hosts inline commits): v2 of exactly that many actions must be ratified and served byte for
-    byte; v3, one action more, refused cleanly with nothing changed. What was done, for the transcript;
+    catalog hosts inline commits): a commit of exactly that many actions in every encoding of
+    ``ENCODINGS`` (v2, v3) must be ratified and served byte for byte; one action more, in every
+    encoding, refused cleanly with nothing changed. What was done, for the transcript;
     a ``Violation`` or ``PremiseBroken`` when it went wrong. Nothing is tried when no limit is declared:
     lakecert discovers none (a commit of more actions than any catalog takes would be a large one)."""
     if declared.commit_actions is None:
         return "no limit on actions per commit declared: none exercised"
     limit = Limit("actions per commit", declared.commit_actions, declared=True, found=True)
-    commits = many_actions(limit.at, 2)
+    # One pair per encoding: each commit at the limit is ratified (v2, v3, ...), and every commit one
+    # past it is proposed as the version after them all, each refused.
+    shapes = encodings_within(declared.unpublished, first_version=2)
+    pairs = [many_actions(limit.at, 2 + i, 2 + len(shapes)) for i in range(len(shapes))]
+    past_version = 2 + len(shapes)
     # The commits must fit the inline size limit, or a refusal would be about bytes, not actions.
     room = declared.inline_bytes if declared.inline_bytes is not None else INLINE_CEILING
-    if len(commits.past) > room:
+    if len(pairs[0].past) > room:
         return (
-            f"{limit}: not exercised, a commit of {limit.past} actions takes {len(commits.past)} bytes, more than"
-            f" the {'declared inline limit' if declared.inline_bytes is not None else 'ceiling lakecert tries'}"
+            f"{limit}: not exercised, a commit of {limit.past} actions takes {len(pairs[0].past)} bytes, more"
+            f" than the {'declared inline limit' if declared.inline_bytes is not None else 'ceiling lakecert tries'}"
             f" of {room} bytes"
         )
     table = driver.new_table(name)
-    with premise(f"writing the {len(commits.paths)} data files the commits add"):
-        write_files(driver, table, commits)
+    with premise(f"writing the {sum(len(c.paths) for c in pairs)} data files the commits add"):
+        for commits in pairs:
+            write_files(driver, table, commits)
     with premise("proposing v1, a small inline commit"):
         catalog.commit(table.table_id, 1, inline_content=padded_commit(1024, 1), in_commit_timestamp=ict_of(1))
-    why = f"{limit}; inline v2 of {limit.at} actions ({len(commits.at)} bytes)"
-    try:
-        catalog.commit(table.table_id, 2, inline_content=commits.at, in_commit_timestamp=ict_of(2))
-    except CatalogError as e:
-        # Without a declared size limit the commit's bytes may be what the catalog refuses.
-        if declared.inline_bytes is None and size_refused(driver, name, len(commits.at)):
-            raise PremiseBroken(f"{why} was refused, as is any inline commit of that size") from e
-        raise Violation(
-            "CAT-LIMIT-DECLARED",
-            f"{why} was refused ({type(e).__name__}); a declared limit must be honoured up to itself",
-        ) from e
-    got = served_inline(catalog, table, 2)
-    if got != commits.at:
-        raise Violation(
-            "CAT-RETAIN-UNPUBLISHED", f"{why} was ratified and is served as {sized(got)}, not byte for byte as ratified"
-        )
-    past = f"{limit}; inline v3 of {limit.past} actions ({len(commits.past)} bytes), one past it,"
-    one_past_refused(catalog, table, 3, commits.past, past, declared=True)
-    got = served_inline(catalog, table, 2)
-    if got != commits.at:
-        raise Violation(
-            "CAT-RETAIN-UNPUBLISHED",
-            f"{past} was refused, and ratified v2 is now served as {sized(got)}, not as ratified",
-        )
-    return f"{limit}: {limit.at} actions ratified and served byte for byte, {limit.past} refused cleanly"
+    ratified: dict[int, bytes] = {}
+    for version, (commits, (shape, encode)) in enumerate(zip(pairs, shapes, strict=True), start=2):
+        content = encode(commits.at)
+        why = f"{limit}; inline v{version} of {limit.at} actions, {shape} ({len(content)} bytes)"
+        try:
+            catalog.commit(table.table_id, version, inline_content=content, in_commit_timestamp=ict_of(version))
+        except CatalogError as e:
+            # Without a declared size limit the commit's bytes may be what the catalog refuses.
+            if declared.inline_bytes is None and size_refused(driver, name, len(content)):
+                raise PremiseBroken(f"{why} was refused, as is any inline commit of that size") from e
+            raise Violation(
+                "CAT-LIMIT-DECLARED",
+                f"{why} was refused ({type(e).__name__}); a declared limit must be honoured up to itself,"
+                " however the commit's lines end",
+            ) from e
+        got = served_inline(catalog, table, version)
+        if got != content:
+            raise Violation(
+                "CAT-RETAIN-UNPUBLISHED",
+                f"{why} was ratified and is served as {sized(got)}, not byte for byte as ratified",
+            )
+        ratified[version] = content
+    for shape, encode in shapes:
+        content = encode(pairs[0].past)
+        past = f"{limit}; inline v{past_version} of {limit.past} actions, {shape} ({len(content)} bytes), one past it,"
+        one_past_refused(catalog, table, past_version, content, past, declared=True)
+        for version, content in ratified.items():
+            got = served_inline(catalog, table, version)
+            if got != content:
+                raise Violation(
+                    "CAT-RETAIN-UNPUBLISHED",
+                    f"{past} was refused, and ratified v{version} is now served as {sized(got)}, not as ratified",
+                )
+    drawn = " and ".join(shape for shape, _ in shapes)
+    return f"{limit}: {limit.at} actions ratified and served byte for byte, {limit.past} refused cleanly ({drawn})"
 
 
 def one_past_refused(
@@ -409,6 +458,35 @@ def propose(driver: CatalogDriver, table: TableInfo, version: int) -> tuple[str,
     except Exception as e:  # judged by the check: a refusal, clean or not
         return uri, e
     return uri, None
+
+
+NEIGHBOUR_COMMITS = 3  # unpublished commits a neighbour holds when no cap is declared
+
+
+def crowded_neighbour(driver: CatalogDriver, declared: CatalogLimits, name: str) -> str:
+    """Another table, named ``name``, left holding one unpublished commit fewer than the declared cap
+    (``NEIGHBOUR_COMMITS`` when none is declared), so that each per-table limit is then exercised
+    while another table is near its own: a limit declared per table must not count other tables'
+    state. A clean refusal of the neighbour below the declared cap (its own table holds fewer) is a
+    declared limit not honoured up to itself. What was done, for the transcript."""
+    cap = declared.unpublished
+    count = cap - 1 if cap is not None else NEIGHBOUR_COMMITS
+    table = driver.new_table(name)
+    for version in range(1, count + 1):
+        _, refusal = propose(driver, table, version)
+        if refusal is None:
+            continue
+        if cap is None:
+            return f"neighbour {name}: v{version} refused ({type(refusal).__name__}); no cap declared, not judged"
+        if isinstance(refusal, CLEAN_REFUSALS):
+            raise Violation(
+                "CAT-LIMIT-DECLARED",
+                f"the target declares a cap of {cap} unpublished commits per table; a table holding {version - 1}"
+                f" had v{version} refused ({type(refusal).__name__}): a declared per-table limit must be"
+                " honoured up to itself on each table, whatever the other tables of the catalog hold",
+            ) from refusal
+        raise refusal
+    return f"neighbour {name}: {count} unpublished commits held while the limits are exercised"
 
 
 def freed_by_marks(driver: CatalogDriver, table: TableInfo, limit: Limit) -> str:

@@ -18,6 +18,8 @@ from conformance.checks.delta.catalog.envelope import (
     Limit,
     accepted_letters,
     action_limit,
+    crowded_neighbour,
+    encodings_within,
     freed_by_marks,
     inline_limit,
     listed_unchanged,
@@ -31,6 +33,7 @@ from conformance.checks.delta.catalog.envelope import (
     served_inline,
     shown,
     sized,
+    sized_commit,
     sized_name,
     staging,
     wide_name,
@@ -176,7 +179,9 @@ def test_inline_commits_at_and_one_past_the_size_limit(
     """RFC "Commit Protocol" (option 2): the catalog stores an inline commit's content and serves it
     until published. The largest one it accepts comes back byte for byte; one byte more is refused.
     When the target declares a limit on actions per commit, a commit of that many actions comes back
-    byte for byte too, and one with an action more is refused, never ratified with its tail cut off."""
+    byte for byte too, and one with an action more is refused, never ratified with its tail cut off.
+    Each is drawn in every valid encoding of its lines (``ENCODINGS``: the last one with or without a
+    final newline), while another table holds unpublished commits near its own cap."""
     table = driver.new_table(table_name)
     try:
         catalog.commit(table.table_id, 1, inline_content=padded_commit(1024, 1), in_commit_timestamp=ict_of(1))
@@ -185,30 +190,47 @@ def test_inline_commits_at_and_one_past_the_size_limit(
         assert (after.latest_version, after.commits) == (0, []), "inline commit refused, yet the table changed"
         not_applicable("the catalog does not host inline commits (verified: nothing changed)")
     declared = declared_limits(lakecert.target)
+    # Another table near its own cap on unpublished commits first: a per-table limit ignores it.
+    transcript.notes["neighbour"] = crowded_neighbour(driver, declared, f"{table_name}_near")
     # On a table of its own, so that the size limit's commits below start from a table of one commit.
     transcript.notes["actions"] = action_limit(catalog, driver, declared, f"{table_name}_actions")
     limit = inline_limit(declared.inline_bytes, driver, name_key(table_name))
     transcript.notes["limit"] = str(limit)
-    with premise(f"building a commit of {limit.at} bytes"):
-        at, past = padded_commit(limit.at, 2), padded_commit(limit.at + 1, 3)
-    try:
-        catalog.commit(table.table_id, 2, inline_content=at, in_commit_timestamp=ict_of(2))
-    except CatalogError as e:
-        if limit.declared:
-            raise Violation(
-                "CAT-LIMIT-DECLARED",
-                f"{limit}, yet an inline commit of exactly {limit.at} bytes was refused ({type(e).__name__})",
+    # Every encoding of the commit's lines, at the limit and one past it (a catalog that stores or
+    # measures a commit's lines rather than its bytes shows in one of them), as far as a declared cap
+    # on unpublished commits lets v1 and one commit per encoding stand together.
+    shapes = encodings_within(declared.unpublished, first_version=2)
+    with premise(f"building commits of {limit.at} bytes"):
+        ats = [sized_commit(limit.at, 2 + i, encode) for i, (_, encode) in enumerate(shapes)]
+    past_version = 2 + len(shapes)
+    for version, (at, (shape, _)) in enumerate(zip(ats, shapes, strict=True), start=2):
+        try:
+            catalog.commit(table.table_id, version, inline_content=at, in_commit_timestamp=ict_of(version))
+        except CatalogError as e:
+            if limit.declared:
+                raise Violation(
+                    "CAT-LIMIT-DECLARED",
+                    f"{limit}, yet inline v{version} of exactly {limit.at} bytes, {shape}, was refused"
+                    f" ({type(e).__name__})",
+                ) from e
+            raise PremiseBroken(
+                f"{limit}, yet an inline commit of {limit.at} bytes, {shape}, was refused on another table"
             ) from e
-        raise PremiseBroken(f"{limit}, yet an inline commit of {limit.at} bytes was refused on another table") from e
-    got = served_inline(catalog, table, 2)
-    if got != at:
-        raise Violation(
-            "CAT-RETAIN-UNPUBLISHED",
-            f"{limit}: ratified inline v2 of {len(at)} bytes is served as {sized(got)}, not byte for byte as ratified",
-        )
+        got = served_inline(catalog, table, version)
+        if got != at:
+            raise Violation(
+                "CAT-RETAIN-UNPUBLISHED",
+                f"{limit}: ratified inline v{version} of {len(at)} bytes, {shape}, is served as {sized(got)}, not"
+                " byte for byte as ratified",
+            )
     if limit.past is None:
         return
-    one_past_refused(catalog, table, 3, past, f"{limit}: inline v3 of {len(past)} bytes, one past it,", limit.declared)
+    for shape, encode in shapes:
+        with premise(f"building a commit of {limit.past} bytes"):
+            past = sized_commit(limit.past, past_version, encode)
+        what = f"{limit}: inline v{past_version} of {len(past)} bytes, {shape}, one past it,"
+        if not one_past_refused(catalog, table, past_version, past, what, limit.declared):
+            return  # accepted past a discovered limit: the catalog's own business, and v{past_version} taken
 
 
 @pytest.mark.req("CAT-RETAIN-UNPUBLISHED", "CAT-LIST-CONTIGUOUS", "CAT-LIMIT-CLEAN-REFUSAL", "CAT-LIMIT-DECLARED")
@@ -222,6 +244,8 @@ def test_unpublished_commits_up_to_the_cap_and_one_past(
     ceiling = UNPUBLISHED_CEILING[lakecert.config.settings.delta.budget]
     goal = declared.unpublished if declared.unpublished is not None else ceiling
     pages = f"; listing pages of {declared.page_size}" if declared.page_size is not None else ""
+    # Another table near its own cap first: the cap is per table, whatever other tables hold.
+    transcript.notes["neighbour"] = crowded_neighbour(driver, declared, f"{table_name}_near")
     table = driver.new_table(table_name)
     staged: dict[int, str] = {}
     refusal: BaseException | None = None
@@ -234,6 +258,12 @@ def test_unpublished_commits_up_to_the_cap_and_one_past(
     says = declared.unpublished is not None
     limit = Limit("unpublished commits", goal if says or refusal is None else cap, says, says or refusal is not None)
     transcript.notes["limit"] = str(limit) + pages
+    if cap == 0 and says and isinstance(refusal, CLEAN_REFUSALS):
+        raise Violation(
+            "CAT-LIMIT-DECLARED",
+            f"{limit}: v1 of a new table, which holds no unpublished commit, was refused"
+            f" ({type(refusal).__name__}): a declared per-table cap must be honoured up to itself",
+        ) from refusal
     if cap == 0:
         raise PremiseBroken(f"the catalog refused v1 of a new table ({type(refusal).__name__})")
     why = f"{limit}{pages}; v1-v{cap} ratified, none published"
