@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, premise, version0
-from conformance.contract.delta import MaintenancePolicy, NotSupported, TableNotFound
+from conformance.checks.delta.catalog.names_forms import create_named, resolved, spelled_names
+from conformance.contract.delta import MaintenancePolicy, NotSupported, TableInfo, TableNotFound
 from conformance.observe.recording import RecordingCatalog
 from conformance.report.outcomes import not_applicable
 from reference_impl.delta.log_paths import delta_uri, log_dir
@@ -146,3 +147,40 @@ def test_a_dropped_table_no_longer_resolves(catalog: RecordingCatalog, driver: C
     assert catalog.resolve(f"{table_name}_kept").table_id == kept.table_id, "the drop took another table's name"
     written = {f.uri for f in driver.storage.list(log)} - before
     assert not written, f"the drop wrote to the dropped table's log: {sorted(written)}"
+
+
+def _judge_names(driver: CatalogDriver, tables: dict[str, TableInfo], when: str) -> None:
+    """Every accepted name resolves, in the exact spelling it was registered, to its own table."""
+    for name, table in tables.items():
+        now = resolved(driver, name)
+        assert now is not None and now.table_id == table.table_id, (
+            f"{when}, the name {name!r} (registered for table {table.table_id}) resolved to"
+            f" {'nothing' if now is None else f'table {now.table_id} at {now.location}'}: RFC 'Table Discovery',"
+            " a name the catalog accepted must resolve, as it was spelled, to its own table's location"
+        )
+
+
+@pytest.mark.req("CAT-RESOLVE-LOCATION")
+def test_every_accepted_name_resolves_after_each_event(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    """Names in several Unicode spellings (names_forms.py) and a plain one, each asked for before its
+    table exists (an engine's "create if not exists"), then created, then resolved in the exact
+    spelling it was registered; then dropped and given to a new table, and resolved again. A catalog
+    may refuse a name outside its alphabet; every name it accepted is judged."""
+    spellings = {table_name: "ASCII", **spelled_names(table_name)}
+    for name in spellings:
+        resolved(driver, name)  # before creation: not found (judged elsewhere); the answer must not stick
+    tables = {name: t for name in spellings if (t := create_named(driver, name)) is not None}
+    with premise(f"registering the plain name {table_name!r} (docs/certify.md: every catalog takes it)"):
+        assert table_name in tables, f"the catalog refused the plain name {table_name!r}"
+    _judge_names(driver, tables, "after the tables were created (each name was asked for before)")
+    reused: dict[str, TableInfo] = {}
+    for name in tables:
+        try:
+            catalog.drop_table(name)
+        except NotSupported:
+            return  # dropping is the catalog's to offer (test_a_dropped_table_no_longer_resolves judges it)
+        with premise(f"registering a new table under the dropped name {name!r}"):
+            reused[name] = driver.new_table(name)
+    _judge_names(driver, reused, "after each name was dropped and given to a new table")

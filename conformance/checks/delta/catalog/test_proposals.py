@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, new_uuid, premise
+from conformance.checks.delta.catalog.staged_paths import folder_misses, name_misses
 from conformance.contract.delta import CatalogError, CommitConflict, TableInfo
 from conformance.observe.recording import RecordingCatalog
 from conformance.report.outcomes import not_applicable
@@ -149,6 +150,20 @@ def test_staged_file_outside_the_staging_folder_is_refused(
         listed = driver.listing(table)
         where = proposed.removeprefix(table.location + "/")
         assert 3 not in listed, f"{where} (not in the table's _delta_log/_staged_commits/) was ratified as v3"
+    # The whole family of near misses, every component perturbed (staged_paths.py): another scheme,
+    # bucket or host with the same path, a folder in another case, a segment added, left out or run
+    # together, an encoded ``/``. Each names another object; each is written first where it can be.
+    for miss in folder_misses(table.location, name):
+        if miss.writable:
+            with premise(f"writing {miss.uri}"):
+                driver.storage.put(miss.uri, content)
+        _refused(catalog, table, 3, miss.uri)
+        listed = driver.listing(table)
+        assert 3 not in listed, (
+            f"{miss.uri} ({miss.what}: not the table's own {P.staged_dir(table.location)}/) was ratified as v3;"
+            " RFC 'Terminology - Commits': a staged commit lies in its table's _delta_log/_staged_commits/,"
+            " and a proposal of any other URI must be refused"
+        )
     _unchanged(catalog, driver, table, reported, 3, "a staged path outside _staged_commits/")
 
 
@@ -172,6 +187,19 @@ def test_staged_file_without_its_uuid_is_refused(
         _refused(catalog, table, 3, uri)
         listed = driver.listing(table)
         assert 3 not in listed, f"{_name(uri)} (a staged name without its UUID) was ratified as v3"
+    # Names that begin or end as a staged name does and are not one (staged_paths.py): a name checked
+    # from its start only, or up to its UUID only, takes them for a commit of v3.
+    for miss in name_misses(table.location, 3, new_uuid()):
+        uri = miss.uri
+        if miss.writable:
+            with premise(f"writing {uri}"):
+                driver.storage.put(uri, content)
+        _refused(catalog, table, 3, uri)
+        listed = driver.listing(table)
+        assert 3 not in listed, (
+            f"{_name(uri)} ({miss.what}) was ratified as v3; RFC 'Terminology - Commits': a staged commit is"
+            " named exactly <20-digit version>.<uuid>.json, and any other name must be refused"
+        )
     _unchanged(catalog, driver, table, reported, 3, "a staged name without its UUID")
 
 

@@ -1,0 +1,111 @@
+"""Near misses of a staged commit's URI: every component of
+``<table location>/_delta_log/_staged_commits/<20 digits>.<uuid>.json`` perturbed, one at a time.
+
+RFC "Terminology - Commits": a staged commit is written at ``_delta_log/_staged_commits/<v>.<uuid>.json``
+of its table. A URI that differs from that in any component (scheme, bucket or host, the case of a
+folder, a segment added or left out, a name with something before or after it, an encoded ``/``)
+names another object on every object store, and the catalog must not ratify it. Only perturbations
+that make another object are drawn: an upper-case UUID (RFC 4122 reads UUIDs case-insensitively),
+``%5F`` for ``_``, ``./`` segments, the case of the scheme or the bucket (RFC 3986 makes them the same
+URI) are not.
+
+Every edge is drawn on every run: the family is small, and a seed that skips a component lets a
+catalog that ignores it through.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+from reference_impl.delta import log_paths as P
+
+LOG = "_delta_log"
+STAGED = "_staged_commits"
+
+
+@dataclass(frozen=True)
+class NearMiss:
+    """A proposed URI, what it perturbs, and whether lakecert writes the file there first (a URI on
+    the run's storage; a file on another scheme or authority cannot be written, and need not be: a
+    catalog may ratify without looking at storage, docs/certify.md)."""
+
+    uri: str
+    what: str
+    writable: bool
+
+
+def _swap_case(segment: str) -> str:
+    """The segment with the case of its letters changed: upper-case when it has lower-case letters."""
+    return segment.upper() if segment != segment.upper() else segment.lower()
+
+
+def _title(segment: str) -> str:
+    return "_".join(part[:1].upper() + part[1:] for part in segment.split("_"))
+
+
+def folder_misses(location: str, name: str) -> list[NearMiss]:
+    """``name`` (a well-formed staged name) under folders that are not the table's staging folder."""
+    loc = location.rstrip("/")
+    parts = urlsplit(loc)
+    misses: list[NearMiss] = []
+    # Another scheme and another authority, the same path (a catalog comparing paths only).
+    other_scheme = "s3" if parts.scheme != "s3" else "file"
+    other_netloc = "lakecert-other-bucket" if other_scheme == "s3" else ""
+    foreign = urlunsplit((other_scheme, other_netloc, parts.path, "", ""))
+    misses.append(NearMiss(f"{foreign}/{LOG}/{STAGED}/{name}", f"scheme {other_scheme}://", False))
+    misses.append(
+        NearMiss(
+            urlunsplit((parts.scheme, "lakecert-other-host", parts.path, "", "")) + f"/{LOG}/{STAGED}/{name}",
+            "another bucket or host",
+            False,
+        )
+    )
+    # (Not the bucket's or the scheme's case: RFC 3986 makes both case-insensitive, the same URI.)
+    # The case of every folder, one at a time and all together (a case-insensitive comparison).
+    table_dir = loc.rsplit("/", 1)
+    if len(table_dir) == 2 and _swap_case(table_dir[1]) != table_dir[1]:
+        recased = f"{table_dir[0]}/{_swap_case(table_dir[1])}"
+        misses.append(NearMiss(f"{recased}/{LOG}/{STAGED}/{name}", "the table folder's case", True))
+    for log, staged, what in (
+        (LOG.upper(), STAGED, "_delta_log's case"),
+        (LOG, STAGED.upper(), "_staged_commits' case"),
+        (_title(LOG), _title(STAGED), "both folders' case"),
+    ):
+        misses.append(NearMiss(f"{loc}/{log}/{staged}/{name}", what, True))
+    # A segment added, or left out.
+    misses += [
+        NearMiss(f"{loc}/{LOG}/{STAGED}/retry/{name}", "a folder below _staged_commits", True),
+        NearMiss(f"{loc}/{LOG}/x/{STAGED}/{name}", "a folder between _delta_log and _staged_commits", True),
+        NearMiss(f"{loc}/x/{LOG}/{STAGED}/{name}", "a folder between the table and _delta_log", True),
+        NearMiss(f"{loc}/{LOG}/{name}", "no _staged_commits", True),
+        NearMiss(f"{loc}/{STAGED}/{name}", "no _delta_log", True),
+        NearMiss(f"{loc}{LOG}/{STAGED}/{name}", "the table folder run into _delta_log", True),
+        NearMiss(f"{loc}/{LOG}{STAGED}/{name}", "_delta_log run into _staged_commits", True),
+        NearMiss(f"{loc}/{LOG}/{STAGED}{name}", "_staged_commits run into the name", True),
+        NearMiss(f"{loc}/{LOG}%2F{STAGED}/{name}", "an encoded / between the folders", False),
+        NearMiss(f"{loc}/{LOG}/{STAGED}%2F{name}", "an encoded / before the name", False),
+    ]
+    return misses
+
+
+def name_misses(location: str, version: int, uuid: str) -> list[NearMiss]:
+    """Names that begin or end like ``<20 digits>.<uuid>.json`` and are not it: the staged folder
+    holds them (an upload's temporary name, a checksum beside it), no reader takes them for a commit."""
+    good = f"{version:020d}.{uuid}.json"
+    return [
+        NearMiss(f"{P.staged_dir(location)}/{name}", what, not name.endswith("/"))
+        for name, what in (
+            (f"{good}.tmp", "a .tmp suffix"),
+            (f"{good}.crc", "a .crc suffix"),
+            (f"{good}l", "a .jsonl extension"),
+            (f"{good}.json", "a doubled .json"),
+            (f"{good}~", "a ~ suffix"),
+            (f".{good}", "a hidden-file dot before it"),
+            (f"x{good}", "a letter before it"),
+            (f"{version:020d}.{uuid}x.json", "a character after the UUID"),
+            (f"{version:020d}.{uuid}", "no .json"),
+            (f"{version:020d}.{uuid}.JSON", "an upper-case .JSON"),
+            (f"{good}/", "a trailing slash"),
+        )
+    ]
