@@ -17,6 +17,7 @@ to the checks of that rule.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import random
 from collections.abc import Callable, Iterator, Sequence
@@ -38,6 +39,7 @@ from conformance.model.catalog_managed import MAINTENANCE_OPS, LogEntry, TableMo
 from conformance.nemesis.shapes import ShapedCatalog
 from conformance.observe.recording import RecordingCatalog, RecordingClient, TargetRaised
 from conformance.observe.transcript import Event, Transcript
+from conformance.oracle import commits as oracle_commits
 from conformance.report.outcomes import PremiseBroken
 from conformance.run_context import RunContext
 from conformance.schedules.generated import HISTORY_ROUNDS, HistoryLog
@@ -71,6 +73,11 @@ GHOST_UUIDS = ("00000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-
 # on a prefix listing alike (where "/" sorts before every UUID). Its key is no staged commit's name:
 # a reader that takes the file the catalog named never opens it.
 STRAY_NAME = "{version:020d}./" + GHOST_UUIDS[0] + ".json"
+# How a delete's id set is drawn, in turn, so every history has each: the oldest alive ids (which span
+# files and share the files of appends of several rows), the same with one id repeated, with an id the
+# table never held, and both. A writer that plans a delete id by id removes a shared file once per id.
+DELETE_SHAPES = ("plain", "repeated id", "absent id", "repeated and absent ids")
+ABSENT_ID = 0  # ids start at 1: the table never holds id 0
 
 
 def history_rounds(
@@ -129,6 +136,10 @@ class Table:
     model: TableModel = field(default_factory=TableModel)
     staged: dict[int, str] = field(default_factory=dict)  # version -> ratified staged file name
     next_id: int = 1
+    # The ids of each append the history made of several rows (most writers put them in one data
+    # file): deletes are drawn to share such a file, and racing deletes to touch the same one.
+    groups: list[list[int]] = field(default_factory=list)
+    deletes: int = 0  # deletes so far: each draws its id set's shape in turn (DELETE_SHAPES)
 
 
 @dataclass
@@ -168,6 +179,14 @@ class ClientHistory:
             ReferenceClient(suite, storage, inline=inline, seed=log.seed + inline) for inline in (False, True)
         ]
         self._rival_turn = itertools.count()
+        # Every staged commit the clients under test put, by URI, with the digest of what it held: a
+        # staged name serves one commit attempt (RFC "Delta Log Entries": a random UUID per commit), so a
+        # later put of other content under a name already used is a reused name, whoever put it.
+        self._staged_puts: dict[str, str] = {}
+        self.overwritten: list[str] = []
+        # The catalog the clients under test are bound to, when the check gives it (``RecordingCatalog``):
+        # its ``before_commit`` hook lets one client's proposal wait while another commits first.
+        self.hooks: RecordingCatalog | None = None
 
     @property
     def shaped_index(self) -> int | None:
@@ -191,10 +210,34 @@ class ClientHistory:
             return
         if e.actor == "storage" and e.op == "put":
             self.events.puts.append(e)
+            self._note_staged_put(e.args["uri"])
         elif e.actor == "storage" and e.op == "delete":
             self.events.deletes.append(e)
         elif e.actor in ("catalog", "suite") and e.op == "commit":  # the suite's: a rival of the shaped client
             self.events.commits.append(e)
+
+    def _note_staged_put(self, uri: str) -> None:
+        f = parse_log_name(uri)
+        if f is None or f.kind != "staged":
+            return
+        try:
+            digest = hashlib.sha256(self.storage.get(uri)).hexdigest()
+        except OSError:
+            return  # gone already (a cleanup racing the put): nothing to compare
+        before = self._staged_puts.setdefault(uri, digest)
+        if before != digest:
+            self.overwritten.append(uri.rsplit("/", 1)[-1])
+
+    def judge_staged_names(self, what: str) -> None:
+        """No staged file put by a client under test was put again with other content (``_note_staged_put``)."""
+        if self.overwritten:
+            raise self.charge(
+                "WRT-STAGED-NAME",
+                f"{what}: the staged file {self.overwritten[0]} was written again with other content"
+                f" ({len(self.overwritten)} such overwrite(s)): two commit attempts shared one staged name",
+                'a fresh random UUID in every staged name, one name per commit attempt (RFC "Terminology -'
+                ' Commits", "Delta Log Entries"): otherwise one attempt\'s content replaces another\'s',
+            )
 
     def _step(self) -> StepEvents:
         self.events = StepEvents()
@@ -227,6 +270,7 @@ class ClientHistory:
     def _learn_commits(self, t: Table, events: StepEvents) -> list[int]:
         """The versions the catalog ratified for ``t`` in this step, each with its in-commit timestamp
         and staged file as the model needs them."""
+        self.judge_staged_names(f"{t.name}: the step that ratified its v{t.model.latest}")
         versions = []
         for e in sorted(events.commits, key=lambda e: e.args["version"]):
             if e.args["table_id"] != t.info.table_id:
@@ -241,6 +285,17 @@ class ClientHistory:
                     ict = A.in_commit_timestamp(A.decode_commit(content))
                 except InvalidCommitError as err:
                     raise PremiseBroken(f"v{v} is no valid commit (WRT-STAGED-FORMAT): {err}") from err
+            try:
+                repeated = oracle_commits.repeated_actions(oracle_commits.decode(content))
+            except oracle_commits.CommitFormatError:
+                repeated = []  # the commit's encoding is judged by WRT-STAGED-FORMAT's checks
+            if repeated:
+                raise self.charge(
+                    "WRT-FILE-ACTIONS-ONCE",
+                    f"{t.name}: the ratified v{v} holds {', '.join(repeated[:3])}",
+                    "at most one metaData, one add and one remove per path in a commit (PROTOCOL.md"
+                    ' "Add File and Remove File"): a commit\'s actions are not applied in order',
+                )
             if ict is not None:
                 previous = t.model.icts.get(v - 1)
                 if previous is not None and ict <= previous:
@@ -256,29 +311,131 @@ class ClientHistory:
         if got != t.model.latest:
             raise PremiseBroken(f"{what}: the client reported v{got}, the catalog ratified v{t.model.latest}")
 
-    def append(self, t: Table) -> None:
-        c, client = self.client()
-        rows = {t.next_id: f"c{c}{TEXTS[t.next_id % len(TEXTS)]}"}
-        t.next_id += 1
+    def append(self, t: Table, who: int | None = None, n: int = 1) -> None:
+        """``n`` rows in one append (most writers put them in one data file)."""
+        c, client = self.client(who)
+        rows = {t.next_id + k: f"c{c}{TEXTS[(t.next_id + k) % len(TEXTS)]}" for k in range(n)}
+        t.next_id += n
+        if n > 1:
+            t.groups.append(sorted(rows))
         events = self._step()
         with premise(f"client {c} appending to {t.name}"):
             got = client.append(t.name, [{"id": i, "value": v} for i, v in rows.items()])
         t.model.append(rows)
         self._landed(t, got, events, f"client {c}: append")
-        self.say(f"client {c}: append id {min(rows)} to {t.name} -> v{got}")
+        self.judge_staged_names(f"client {c}: append to {t.name}")
+        self.say(f"client {c}: append ids {sorted(rows)} to {t.name} -> v{got}")
 
     def delete_old(self, t: Table) -> None:
         alive = sorted(t.model.versions[-1])
         if len(alive) <= KEEP_ROWS:
             return
         gone = alive[: len(alive) - KEEP_ROWS]
+        shape = DELETE_SHAPES[t.deletes % len(DELETE_SHAPES)]
+        t.deletes += 1
+        ids = list(gone)
+        if "repeated" in shape:
+            ids.append(gone[-1])
+        if "absent" in shape:
+            ids.insert(len(ids) // 2, ABSENT_ID)
         c, client = self.client()
         events = self._step()
         with premise(f"client {c} deleting from {t.name}"):
-            got = client.delete(t.name, gone)
-        t.model.delete(set(gone))
+            got = client.delete(t.name, ids)
+        t.model.delete(set(ids))
         self._landed(t, got, events, f"client {c}: delete")
-        self.say(f"client {c}: delete ids {gone} from {t.name} -> v{got}")
+        self.judge_staged_names(f"client {c}: delete from {t.name}")
+        self.say(f"client {c}: delete ids {ids} ({shape}) from {t.name} -> v{got}")
+
+    def racing_writes(self, t: Table, kind: str) -> None:
+        """Two clients under test (each with its own identity) write ``t`` at once, deterministically:
+        client a's proposal waits (the catalog's ``before_commit`` hook) while client b writes the same
+        table and lands first, so a proposes the version b took. ``kind`` "append": both append (a
+        writer whose staged names are not fresh per attempt shares a's file with b); "delete": both
+        delete ids of one data file of an append of several rows (a loser that re-proposes the
+        actions of its old snapshot, without reading b's commit, undoes b's delete). a rebases and
+        lands after b, or gives up (a MAY) having landed nothing; the rows the catalog's commits hold
+        are then read by lakecert's reference reader and compared with the model."""
+        hooks = self.hooks
+        if hooks is None:
+            return
+        a, b = self.rng.sample(range(min(3, len(self.clients))), 2)
+        ca, cb = self.clients[a], self.clients[b]
+        mine: list[int] = []
+        theirs: list[int] = []
+        if kind == "delete":
+            alive = t.model.versions[-1]
+            shared = [g for g in t.groups if sum(i in alive for i in g) >= 2]
+            if not shared:
+                return
+            group = [i for i in shared[-1] if i in alive]
+            mine, theirs = [group[0]], [group[1]]
+        rows_a = {t.next_id: f"c{a} racing"}
+        rows_b = {t.next_id + 1: f"c{b} racing"}
+        t.next_id += 2
+        # The delete's rival is the suite's reference writer (the loser is judged); the append's is a
+        # client under test, whose staged names meet client a's, unless the clients talk to their
+        # catalog over UC's API: such clients may share one process (Delta Kernel's driver), which
+        # cannot write for b while its own proposal for a waits, so the suite's writer goes first.
+        by_suite = kind == "delete" or speaks_only_uc_api(self.transcript)
+        who_b = "the suite" if by_suite else f"client {b}"
+        fired: list[int] = []
+
+        def first(table_id: str, version: int) -> None:
+            if fired or table_id != t.info.table_id:
+                return
+            fired.append(version)
+            with premise(f"{who_b} writing {t.name} while client {a}'s proposal waits"):
+                if kind == "delete":
+                    fired.append(self._rivals[0].delete(t.name, theirs))
+                else:
+                    rows = [{"id": i, "value": v} for i, v in rows_b.items()]
+                    fired.append(self._rivals[0].append(t.name, rows) if by_suite else cb.append(t.name, rows))
+
+        events = self._step()
+        taken = t.model.latest + 1
+        hooks.before_commit.append(first)
+        gave_up = ""
+        try:
+            if kind == "delete":
+                got: int | None = ca.delete(t.name, mine)
+            else:
+                got = ca.append(t.name, [{"id": i, "value": v} for i, v in rows_a.items()])
+        except (TargetRaised, CatalogError, NotSupported, OSError) as e:  # a conflict given up: allowed
+            got, gave_up = None, type(e.__cause__ if isinstance(e, TargetRaised) and e.__cause__ else e).__name__
+        finally:
+            hooks.before_commit.remove(first)
+        what = f"client {a} {kind}s on {t.name} while {who_b}'s {kind} takes v{taken} first"
+        self.say(f"{what} -> {f'gave up ({gave_up})' if got is None else f'v{got}'}")
+        self.judge_staged_names(what)
+        if len(fired) < 2:
+            raise PremiseBroken(f"{what}: {who_b}'s write did not run before client {a}'s proposal")
+        if kind == "delete":
+            t.model.delete(set(theirs))
+        else:
+            t.model.append(rows_b)
+        if got is not None:
+            if kind == "delete":
+                t.model.delete(set(mine))
+            else:
+                t.model.append(rows_a)
+        # The rows first: a loser that kept its old snapshot also keeps its old in-commit timestamp,
+        # a broken premise of ``_learn_commits`` that would hide the rows it lost.
+        with premise(f"lakecert's reference reader reading {t.name}"):
+            held = self._rivals[0].read(t.name)
+        want = t.model.rows()
+        if held.rows != want:
+            raise self.charge(
+                "WRT-REBASE-UNPUBLISHED",
+                f"{what}: after client {a} {'gave up' if got is None else f'rebased to v{got}'}, the catalog's"
+                f" commits up to v{held.version} hold the rows {held.rows}",
+                f"the rows {want}: a loser that rebases reads the winner's ratified commit and builds its"
+                ' commit again on it (RFC "Commit Protocol"; "Delta Log Entries": the commit of v holds the'
+                " actions to apply to the state at v-1), so both changes hold",
+            )
+        learned = self._learn_commits(t, events)
+        if learned != list(range(taken, t.model.latest + 1)):
+            raise PremiseBroken(f"{what}: the catalog ratified {learned}, expected v{taken}-v{t.model.latest}")
 
     def concurrent_appends(self, targets: list[Table], seed: int) -> None:
         """Two clients append at once (to one table or to two): both land, at distinct versions; a
@@ -290,6 +447,8 @@ class ClientHistory:
                 partial(self.clients[i + 1].append, t.name, [{"id": t.next_id + i * 1_000_000, "value": f"c{i + 1}"}])
             )
         outcomes = race(calls, seed=seed, transcript=self.log.transcript)
+        # Before anything else: a shared staged name is what makes the outcomes below go wrong.
+        self.judge_staged_names(f"clients {list(range(1, len(targets) + 1))} appending at once")
         for o in outcomes:
             if not o.ok and not isinstance(o.error, CommitConflict):  # the recorder passes a conflict on as is
                 raise PremiseBroken(f"a concurrent append failed: {type(o.error).__name__}: {o.error}")
@@ -398,7 +557,26 @@ class ClientHistory:
                 f"{t.name}: published {order}, yet v{published + 1} is missing",
                 f"in order: {expected}",
             )
+        # The contract's publish publishes every ratified, unpublished commit of the table it names,
+        # whatever other tables the client published before (a watermark is the table's, not the client's).
+        if "WRT-PUBLISH-ORDER" in self.rules and published < t.model.latest:
+            raise self.charge(
+                "WRT-PUBLISH-ORDER",
+                f"client {c}: publish {t.name} left v{published + 1}-v{t.model.latest} out of _delta_log"
+                f" (it wrote {order or 'nothing'})",
+                f"every ratified version published, in order: {expected}",
+            )
         t.model.publish(published)
+
+    def tables_in_turn(self) -> None:
+        """One client serves every table in turn (append, publish; the next table; then the first
+        again), so that what it keeps from one table's publication meets another's."""
+        c, _ = self.client(self.rng.randrange(min(3, len(self.clients))))
+        tour = [*self.tables, self.tables[0]] if len(self.tables) > 1 else self.tables
+        for t in sorted(tour[:-1], key=lambda t: -t.model.latest) + tour[-1:]:
+            self.append(t, who=c)
+            self.publish(t, who=c)
+            self.judge_log(t)
 
     def learn_published(self, t: Table, late: set[int] | frozenset[int] = frozenset()) -> None:
         published = self._published_upto(t, late)

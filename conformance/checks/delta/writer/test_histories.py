@@ -54,10 +54,15 @@ RULES = frozenset(
         "WRT-CLEANUP-STAGED-ABOVE",
         "WRT-NO-FILESYSTEM-COMMIT",
         "WRT-LOST-ANSWER-ONCE",
+        "WRT-FILE-ACTIONS-ONCE",
+        "WRT-STAGED-NAME",
+        "WRT-REBASE-UNPUBLISHED",
     }
 )
 LAG_AT, LAG = 60, 20  # from v60 of the first table nothing is published until 20 commits wait
 MAINTENANCE_EVERY = 70  # a round of every policy combination at v70, v140, ... of the first table
+RACE_EVERY = 12  # from v12 of the first table, every 12 versions: two writers race (deletes, then appends, in turn)
+TOUR_EVERY = 30  # from v30 of the first table, every 30 versions: one client serves every table in turn
 SHAPED_EVERY = 10  # from v10 of the first table, every 10 versions: the shaped client loses a race, then publishes
 
 
@@ -80,6 +85,7 @@ def run_history(
 ) -> None:
     main, other = h.create(f"{name}_0"), h.create(f"{name}_1")
     next_round, lagged, next_shaped = MAINTENANCE_EVERY, False, SHAPED_EVERY
+    next_race, next_tour, races = RACE_EVERY, TOUR_EVERY, 0
     step = 0
     while main.model.latest < versions:
         step += 1
@@ -90,6 +96,19 @@ def run_history(
         if main.model.latest >= next_round:
             maintenance_round(h, main, rng)
             next_round += MAINTENANCE_EVERY
+            continue
+        if main.model.latest >= next_race:
+            next_race += RACE_EVERY
+            kind = ("delete", "append")[races % 2]
+            races += 1
+            if kind == "delete":
+                h.append(main, n=2)  # two ids in one append: the racing deletes touch one data file
+            h.racing_writes(main, kind)
+            h.judge_log(main)
+            continue
+        if main.model.latest >= next_tour and not (main.model.latest >= LAG_AT and not lagged):
+            next_tour += TOUR_EVERY
+            h.tables_in_turn()
             continue
         if main.model.latest >= next_shaped:
             next_shaped += SHAPED_EVERY
@@ -112,7 +131,7 @@ def run_history(
         elif action == "together":
             h.concurrent_appends([t, t] if rng.random() < 0.5 else [main, other], seed + step)
         else:
-            h.append(t)
+            h.append(t, n=rng.choice((1, 1, 2, 3)))  # appends of several rows: deletes share their files
             h.delete_old(t)
         h.judge_log(t)
     h.publish(main)
@@ -127,6 +146,9 @@ def run_history(
     "WRT-NO-FILESYSTEM-COMMIT",
     "WRT-PUBLISH-ORDER",
     "WRT-LOST-ANSWER-ONCE",
+    "WRT-FILE-ACTIONS-ONCE",
+    "WRT-STAGED-NAME",
+    "WRT-REBASE-UNPUBLISHED",
 )
 def test_long_histories_of_maintenance_and_publication_match_the_model(
     lakecert: RunContext,
@@ -154,6 +176,7 @@ def test_long_histories_of_maintenance_and_publication_match_the_model(
     # The history's log calls it client 3, as the nemesis steps call theirs: its lines name the shapes met.
     shaped = bind_shaped(lakecert, ref_catalog, storage, transcript, request.node.nodeid)
     for round_no, h in history_rounds(lakecert, clients, ref_admin, suite_storage, transcript, seed, RULES, shaped):
+        h.hooks = ref_catalog  # the clients under test are bound to it: one's proposal can wait for another's write
         name, versions = f"{table_name[:40]}_{round_no}", CLIENT_HISTORY_VERSIONS[budget]
         run_history(h, name, h.rng, versions, seed + round_no, faults)
         if faults is not None:
