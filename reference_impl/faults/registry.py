@@ -19,12 +19,16 @@ from reference_impl.faults import (
     delta_engine_faults,
     edge_faults,
     engine_faults,
+    envelope17_faults,
     envelope_faults,
     history_faults,
     lead17_faults,
+    maint17_faults,
+    names17_faults,
     nemesis_faults,
     oracle_faults,
     shape_faults,
+    writers17_faults,
 )
 from reference_impl.faults.base import FAULTS, Fault, Side, fault
 
@@ -36,11 +40,15 @@ _MODULES = (
     delta_engine_faults,
     history_faults,
     lead17_faults,
+    maint17_faults,
+    names17_faults,
     edge_faults,
     nemesis_faults,
     envelope_faults,
+    envelope17_faults,
     oracle_faults,
     shape_faults,
+    writers17_faults,
 )  # imported for their registrations
 
 

@@ -56,8 +56,16 @@ class Tracked:
 class CatalogHistory:
     """One history: the driver's hands, the model and the log of steps."""
 
-    def __init__(self, catalog: RecordingCatalog, driver: CatalogDriver, log: HistoryLog, rng: random.Random) -> None:
+    def __init__(
+        self,
+        catalog: RecordingCatalog,
+        driver: CatalogDriver,
+        log: HistoryLog,
+        rng: random.Random,
+        cap: int | None = None,
+    ) -> None:
         self.catalog, self.driver, self.log, self.rng = catalog, driver, log, rng
+        self.cap = cap  # the cap on unpublished commits per table the target declares, if any
         self.tables: list[Tracked] = []
         self.inline = True  # until the catalog says it hosts no inline commits
         self.proposals = 0  # every INLINE_EVERY-th proposal is inline, in the next shape in turn
@@ -125,7 +133,16 @@ class CatalogHistory:
             self.last_publish = self.tables.index(t)
 
     def _refused_valid(self, t: Tracked, version: int, e: CatalogError) -> None:
-        # Refusing a valid proposal is the catalog's right (a policy), but the history needs headroom.
+        # Refusing a valid proposal is the catalog's right (a policy), but the history needs headroom;
+        # below a cap the target declared, the refusal says the declared cap is not the real one.
+        waiting = t.model.latest - t.model.published
+        if self.cap is not None and waiting < self.cap:
+            raise self.log.violation(
+                "CAT-LIMIT-DECLARED",
+                f"a valid proposal of v{version} of {t.info.name} was refused ({type(e).__name__}) while the table"
+                f" held {waiting} ratified, unpublished commit(s), below the declared cap of {self.cap}",
+                "a proposal at or below the declared cap on unpublished commits ratified",
+            ) from e
         raise PremiseBroken(f"the catalog refused a valid proposal of v{version} of {t.info.name}: {type(e).__name__}")
 
     def _expect(self, t: Tracked, commit: Commit, what: str, mark: int | None = None) -> None:

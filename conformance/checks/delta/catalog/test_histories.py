@@ -43,7 +43,7 @@ from conformance.checks.delta.catalog.history import (
     TABLES,
     CatalogHistory,
 )
-from conformance.contract.target import restart_hook
+from conformance.contract.target import declared_limits, restart_hook
 from conformance.nemesis import restart_target_catalog
 from conformance.observe.recording import RecordingCatalog
 from conformance.observe.transcript import Transcript
@@ -59,9 +59,10 @@ def run_history(
     seed: int,
     versions: int,
     restart: Callable[[], CatalogDriver] | None = None,
+    cap: int | None = None,
 ) -> None:
     rng = random.Random(seed)
-    h = CatalogHistory(catalog, driver, log, rng)
+    h = CatalogHistory(catalog, driver, log, rng, cap)
     for i in range(TABLES):
         h.create(f"{name}_{i}")
     for t in h.tables:
@@ -151,6 +152,7 @@ def run_history(
     "CAT-RATIFY-DURABLE",
     "CAT-STAGING-UNIQUE",
     "CAT-PUBLISH-REPORT-POSSIBLE",
+    "CAT-LIMIT-DECLARED",
 )
 def test_long_histories_of_several_tables_match_the_model(
     lakecert: RunContext,
@@ -177,4 +179,5 @@ def test_long_histories_of_several_tables_match_the_model(
     for round_no in range(HISTORY_ROUNDS[budget]):
         log = HistoryLog(transcript, seed + round_no, lakecert.config.seed)
         name, versions = f"{table_name[:40]}_{round_no}", HISTORY_VERSIONS[budget]
-        run_history(catalog, driver, log, name, seed + round_no, versions, restart if can_restart else None)
+        cap = declared_limits(lakecert.target).unpublished
+        run_history(catalog, driver, log, name, seed + round_no, versions, restart if can_restart else None, cap)
