@@ -66,6 +66,8 @@ class CatalogHistory:
     ) -> None:
         self.catalog, self.driver, self.log, self.rng = catalog, driver, log, rng
         self.cap = cap  # the cap on unpublished commits per table the target declares, if any
+        self.held_before_restart: int | None = None  # most unpublished commits a table held before a restart
+        self._held = 0  # most unpublished commits any table held when a proposal was ratified
         self.tables: list[Tracked] = []
         self.inline = True  # until the catalog says it hosts no inline commits
         self.proposals = 0  # every INLINE_EVERY-th proposal is inline, in the next shape in turn
@@ -134,8 +136,18 @@ class CatalogHistory:
 
     def _refused_valid(self, t: Tracked, version: int, e: CatalogError) -> None:
         # Refusing a valid proposal is the catalog's right (a policy), but the history needs headroom;
-        # below a cap the target declared, the refusal says the declared cap is not the real one.
+        # below a cap the target declared, the refusal says the declared cap is not the real one, and
+        # after a restart, with no more waiting than the catalog took before it, that the restart
+        # changed what the catalog accepts ("proposals go on at latest + 1").
         waiting = t.model.latest - t.model.published
+        if self.held_before_restart is not None and waiting <= self.held_before_restart:
+            raise self.log.violation(
+                DURABLE,
+                f"after a restart of the catalog, a valid proposal of v{version} of {t.info.name} was refused"
+                f" ({type(e).__name__}) with {waiting} commit(s) unpublished; before the restart proposals were"
+                f" ratified with up to {self.held_before_restart} unpublished",
+                "proposals going on at latest + 1 after a restart, as before it",
+            ) from e
         if self.cap is not None and waiting < self.cap:
             raise self.log.violation(
                 "CAT-LIMIT-DECLARED",
@@ -166,6 +178,7 @@ class CatalogHistory:
             got = "refused"
         self.log.step(f"{what} -> {got}")
         if expect == "ratified" and got == "ratified":
+            self._held = max(self._held, t.model.latest - t.model.published)
             t.model.ratify(commit)
             self._reported(t, mark)
         elif expect == "ratified":
@@ -281,6 +294,7 @@ class CatalogHistory:
         self.catalog = self.driver.catalog  # type: ignore[assignment]  # restart() gives a recording catalog
         self.log.step("restart the catalog (the target's restart hook)")
         self.durable = True
+        self.held_before_restart = self._held
         try:
             for index, t in enumerate(self.tables):
                 self.judge_listing(index, None, None)

@@ -87,7 +87,14 @@ def run_history(
         # Every seed, where the target can restart its catalog: one restart with unpublished and
         # inline commits stored, and a mark carried by a proposal (CARRY_AT) behind it.
         if restart is not None and main.model.latest >= RESTART_AT:
+            # The second table wholly published: after the restart the catalog must still know that
+            # nothing of it waits (a mark recomputed from what is stored would count it all as waiting).
+            second = h.tables[1]
+            if second.model.latest > second.model.published:
+                h.publish(second, 1, second.model.latest)
             h.restart(restart)
+            h.propose(second, 0)
+            judge_all(1)
             restart = None
             continue
         index = 0 if rng.random() < 0.6 else rng.randint(1, TABLES - 1)
