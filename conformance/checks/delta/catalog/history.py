@@ -67,6 +67,7 @@ class CatalogHistory:
         self.catalog, self.driver, self.log, self.rng = catalog, driver, log, rng
         self.cap = cap  # the cap on unpublished commits per table the target declares, if any
         self.held_before_restart: int | None = None  # most unpublished commits a table held before a restart
+        self.broken_should: Exception | None = None  # a SHOULD broken, charged once the history ends
         self._held = 0  # most unpublished commits any table held when a proposal was ratified
         self.tables: list[Tracked] = []
         self.inline = True  # until the catalog says it hosts no inline commits
@@ -295,6 +296,7 @@ class CatalogHistory:
         self.log.step("restart the catalog (the target's restart hook)")
         self.durable = True
         self.held_before_restart = self._held
+        self.judge_names_after_restart()
         try:
             for index, t in enumerate(self.tables):
                 self.judge_listing(index, None, None)
@@ -315,6 +317,28 @@ class CatalogHistory:
                 )
         # Before any other check of the run creates a table: locations handed out from now on are new.
         judge_fresh_locations(self.catalog, self.driver.locations)
+
+    def judge_names_after_restart(self) -> None:
+        """Each table's name resolves after the restart as before it: to its own location (MUST) and,
+        where the catalog said so before, as catalog-managed (CAT-RESOLVE-MANAGED, a SHOULD: held
+        until the history ends, so that the MUST rules are judged on the rest of it)."""
+        for t in self.tables:
+            with premise(f"resolving {t.info.name} after the restart"):
+                now = self.catalog.resolve(t.info.name)
+            if (now.table_id, now.location) != (t.info.table_id, t.info.location):
+                raise self.log.violation(
+                    DURABLE,
+                    f"after a restart of the catalog, {t.info.name} resolves to table {now.table_id} at {now.location};"
+                    f" before it, to table {t.info.table_id} at {t.info.location}",
+                    "every name resolving to its own table and location across a restart",
+                )
+            if t.info.catalog_managed and not now.catalog_managed and self.broken_should is None:
+                self.broken_should = self.log.violation(
+                    "CAT-RESOLVE-MANAGED",
+                    f"after a restart of the catalog, {t.info.name} resolves as not catalog-managed; before it, as"
+                    " catalog-managed",
+                    "name resolution saying the table is catalog-managed across a restart, as before it",
+                )
 
     def _timestamps(self, t: Tracked) -> dict[int, int | None]:
         """Version -> the in-commit timestamp the catalog serves with each commit it stores."""

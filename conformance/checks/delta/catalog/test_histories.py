@@ -144,6 +144,8 @@ def run_history(
             h.propose(t, rng.randint(0, 2))
         judge_all(index)
     edges.finish(h, quiet())  # every edge at least once, then a broken SHOULD if no MUST broke
+    if h.broken_should is not None:
+        raise h.broken_should
 
 
 @pytest.mark.req(
@@ -160,6 +162,7 @@ def run_history(
     "CAT-STAGING-UNIQUE",
     "CAT-PUBLISH-REPORT-POSSIBLE",
     "CAT-LIMIT-DECLARED",
+    "CAT-RESOLVE-MANAGED",
 )
 def test_long_histories_of_several_tables_match_the_model(
     lakecert: RunContext,
