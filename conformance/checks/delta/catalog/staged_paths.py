@@ -93,7 +93,19 @@ def name_misses(location: str, version: int, uuid: str) -> list[NearMiss]:
     """Names that begin or end like ``<20 digits>.<uuid>.json`` and are not it: the staged folder
     holds them (an upload's temporary name, a checksum beside it), no reader takes them for a commit."""
     good = f"{version:020d}.{uuid}.json"
+    # UUID parts that are not a UUID's 8-4-4-4-12 hex form yet pass a loose pattern (hex digits and
+    # dashes, 36 characters): no dashes, the dashes moved, a digit short, a letter that is not hex.
+    digits = uuid.replace("-", "")
+    moved = f"{digits[:9]}-{digits[9:13]}-{digits[13:17]}-{digits[17:21]}-{digits[21:]}"
+    not_uuids = (
+        (digits + digits[:4], "36 hex digits with no dashes"),
+        (moved, "a UUID's dashes moved"),
+        (uuid[:-1], "a UUID a digit short"),
+        (uuid[:-1] + "g", "a UUID ending in a letter that is not hex"),
+    )
     return [
+        NearMiss(f"{P.staged_dir(location)}/{version:020d}.{part}.json", what, True) for part, what in not_uuids
+    ] + [
         NearMiss(f"{P.staged_dir(location)}/{name}", what, not name.endswith("/"))
         for name, what in (
             (f"{good}.tmp", "a .tmp suffix"),

@@ -112,9 +112,10 @@ def test_staged_file_of_another_version_is_refused(
     driver.commit_range(table, 1, 9)
     reported = _latest(catalog, table)
     log = LogBuilder(driver.storage, table.location)
-    # A real staged file whose name says v12 (a commit attempt for 12, RFC note), proposed as v10;
-    # and one whose name says v1 (an old attempt) proposed as v10.
-    for named in (12, 1):
+    # Real staged files whose names say another version (each a commit attempt for that version, RFC
+    # note), proposed as v10: the versions next to it, an old attempt, and versions whose digits begin
+    # or end with 10 (a catalog comparing the name's version as text, or one off).
+    for named in (12, 11, 9, 1, 100, 110, 1_000_010):
         uri = log.stage(named, log.data_commit(10))
         _refused(catalog, table, 10, uri)  # judged by its effect: how it refuses is the catalog's business
         listed = driver.listing(table)
