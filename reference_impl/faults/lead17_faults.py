@@ -5,9 +5,10 @@ a date-time without a zone."""
 from __future__ import annotations
 
 import calendar
+import contextlib
 import datetime
 
-from conformance.contract.delta import GetCommitsResponse
+from conformance.contract.delta import GetCommitsResponse, TableInfo, TableNotFound
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.faults.base import fault
 
@@ -69,3 +70,18 @@ class IctStoredAsLocalDatetime(ReferenceCatalog):
             latest_published_version=latest_published_version,
             staged_content=staged_content,
         )
+
+
+@fault(
+    "register-takes-a-taken-name",
+    "catalog",
+    breaks=("CAT-RESOLVE-LOCATION",),
+    description="Registering a staged table under a name another table has drops that table's name first"
+    " (create or replace) instead of refusing: the name then resolves to the new table.",
+)
+class RegisterTakesATakenName(ReferenceCatalog):
+    def register_table(self, name: str, table_id: str) -> TableInfo:
+        with contextlib.suppress(TableNotFound):
+            if self.resolve(name).table_id != table_id:
+                self.drop_table(name)
+        return super().register_table(name, table_id)

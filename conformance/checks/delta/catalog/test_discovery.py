@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, premise, version0
 from conformance.checks.delta.catalog.names_forms import create_named, resolved, spelled_names
-from conformance.contract.delta import MaintenancePolicy, NotSupported, TableInfo, TableNotFound
+from conformance.contract.delta import CatalogError, MaintenancePolicy, NotSupported, TableInfo, TableNotFound
 from conformance.observe.recording import RecordingCatalog
 from conformance.report.outcomes import not_applicable
 from reference_impl.delta.log_paths import delta_uri, log_dir
@@ -184,3 +186,47 @@ def test_every_accepted_name_resolves_after_each_event(
         with premise(f"registering a new table under the dropped name {name!r}"):
             reused[name] = driver.new_table(name)
     _judge_names(driver, reused, "after each name was dropped and given to a new table")
+
+
+@pytest.mark.req("CAT-RESOLVE-LOCATION")
+def test_a_registration_refused_or_of_a_taken_name_changes_no_name(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    """RFC "Table Discovery" and "Creating and Dropping" (phase 3): a name resolves to its own table.
+    A name taken by a table is not given to another one by a second registration (a table replaced
+    without a drop loses its commits to its readers); a registration the catalog refuses (here: a
+    staged table whose version 0 was never written, which a catalog may refuse or take) leaves the
+    name free, and a registration once version 0 exists then gives it to that table."""
+    first = driver.new_table(table_name)
+    driver.commit_range(first, 1, 1)
+    with premise("reserving a second staging location"):
+        second = catalog.create_staging_table()
+        driver.storage.put(delta_uri(second.location, 0), version0(second.table_id), if_absent=True)
+    with contextlib.suppress(CatalogError):
+        catalog.register_table(table_name, second.table_id)
+    now = resolved(driver, table_name)
+    assert now is not None and now.table_id == first.table_id, (
+        f"after a second table was registered under the taken name {table_name!r}, the name resolves to"
+        f" {'nothing' if now is None else f'table {now.table_id} at {now.location}'}, no longer to its table"
+        f" {first.table_id} (with commits up to v1): a registration must not take a name from a table"
+    )
+    # A staged table without its version 0, registered under a free name.
+    free = f"{table_name}_pending"
+    with premise("reserving a staging location"):
+        pending = catalog.create_staging_table()
+    try:
+        catalog.register_table(free, pending.table_id)
+    except CatalogError:
+        left = resolved(driver, free)
+        assert left is None, (
+            f"a registration of {free!r} was refused, yet the name resolves to table {left.table_id} at"
+            f" {left.location}: a refused call changes nothing"
+        )
+        with premise(f"registering {free!r} once its version 0 exists"):
+            driver.storage.put(delta_uri(pending.location, 0), version0(pending.table_id), if_absent=True)
+            catalog.register_table(free, pending.table_id)
+        got = resolved(driver, free)
+        assert got is not None and got.table_id == pending.table_id, (
+            f"{free!r} registered once its version 0 existed resolves to"
+            f" {'nothing' if got is None else f'table {got.table_id}'}, not to {pending.table_id}"
+        )
