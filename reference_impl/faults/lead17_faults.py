@@ -10,6 +10,7 @@ import datetime
 
 from conformance.contract.delta import GetCommitsResponse, TableInfo, TableNotFound
 from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.delta.client import ReferenceClient
 from reference_impl.faults.base import fault
 
 _PAGE = 8  # commits per page of the faulty catalog's store
@@ -85,3 +86,15 @@ class RegisterTakesATakenName(ReferenceCatalog):
             if self.resolve(name).table_id != table_id:
                 self.drop_table(name)
         return super().register_table(name, table_id)
+
+
+@fault(
+    "name-cut-at-64-on-lookup",
+    "client",
+    breaks=("WRT-DISCOVERY", "RDR-DISCOVERY"),
+    description="The client looks a table's name up cut to its first 64 characters (a fixed-width key), but"
+    " creates it under the whole name: a longer name finds nothing, or the table named by its prefix.",
+)
+class NameCutAt64OnLookup(ReferenceClient):
+    def _table(self, name: str) -> TableInfo:
+        return super()._table(name[:64])

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks.delta.builders import LogBuilder, expected_rows, ict_of, version0
+from conformance.checks.delta.builders import LogBuilder, expected_rows, ict_of, premise, version0
 from conformance.checks.delta.evidence import attempt
+from conformance.checks.delta.long_names import long_name, prefix_names
 from conformance.checks.delta.reader.inline_commits import REASON
-from conformance.contract.delta import NotSupported, RatifiedCommit
+from conformance.contract.delta import NotSupported, RatifiedCommit, TableNotFound
 from conformance.observe.recording import RecordingClient
-from conformance.report.outcomes import not_applicable
+from conformance.report.outcomes import Violation, not_applicable
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.actions import Action, decode_commit
 from reference_impl.delta.checkpoint import write_checkpoint
+from reference_impl.delta.client import ReferenceClient
 from reference_impl.delta.log_paths import delta_uri
 
 
@@ -178,3 +180,32 @@ def test_reader_reads_a_cleaned_up_table_from_its_checkpoint(
                 f" {got[1]}; v{version} holds rows {expected_rows(range(version + 1))}: a version that cannot"
                 " be rebuilt must be refused, not answered with another version's rows"
             )
+
+
+@pytest.mark.req("RDR-DISCOVERY")
+def test_reader_finds_a_long_named_table_beside_its_prefixes(
+    client: RecordingClient, suite_client: ReferenceClient, table_name: str
+) -> None:
+    """A 200-character name, and tables named by its first 32, 64, 100 and 128 characters
+    (``long_names.py``), each with rows of its own: the reader reads the table of the whole name."""
+    name = long_name(table_name)
+    with premise("the suite creating a table with a 200-character name and tables named by its prefixes"):
+        suite_client.create_table(name)
+        suite_client.append(name, [{"id": 1, "value": "long"}])
+        for i, other in enumerate(prefix_names(name)):
+            suite_client.create_table(other)
+            suite_client.append(other, [{"id": 100 + i, "value": "neighbour"}])
+    outcome = attempt(lambda: client.read(name))
+    if isinstance(outcome.error, TableNotFound):
+        raise Violation(
+            "RDR-DISCOVERY",
+            f"the reader's read of {name!r} ({len(name)} characters) raised TableNotFound, yet the catalog resolves"
+            " that name to its table: a reader finds its table through the catalog by its whole name",
+        )
+    with premise(f"the reader under test reading a table with a {len(name)}-character name"):
+        result = outcome.unwrap()
+    rows = None if result is None else result.rows
+    assert rows == [{"id": 1, "value": "long"}], (
+        f"a read of the table named by {len(name)} characters gave {rows}; it holds one row, id 1 (its"
+        " prefixes name other tables, with other rows): a reader finds its table by its whole name"
+    )

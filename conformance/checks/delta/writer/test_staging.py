@@ -8,6 +8,7 @@ import pytest
 
 from conformance.checks.delta.builders import UC_TABLE_ID, LogBuilder, premise, version0, when
 from conformance.checks.delta.evidence import attempt, client_writes, proposals
+from conformance.checks.delta.long_names import long_name, prefix_names
 from conformance.checks.delta.writer.conftest import WrittenTable, ahead_client
 from conformance.checks.delta.writer.races import lose_v2
 from conformance.contract.delta import CommitConflict, Storage, TableNotFound
@@ -269,4 +270,44 @@ def test_writer_follows_a_name_given_to_a_new_table(
     assert rows == [{"id": 2, "value": "new"}, {"id": 3, "value": "after"}], (
         f"the writer's append after the name was given to a new table reported v{outcome.value}, and the table"
         f" the name resolves to reads {rows} there; its row must be added to the new table, after its own row"
+    )
+
+
+@pytest.mark.req("WRT-DISCOVERY")
+def test_writer_finds_a_long_named_table_beside_its_prefixes(
+    client: RecordingClient, suite_client: ReferenceClient, table_name: str
+) -> None:
+    """A 200-character name, and tables named by its first 32, 64, 100 and 128 characters
+    (``long_names.py``): the writer's append to the table it created under the whole name lands there,
+    and nowhere else."""
+    name = long_name(table_name)
+    neighbours = prefix_names(name)
+    with premise("the suite creating tables named by the prefixes of a 200-character name"):
+        for i, other in enumerate(neighbours):
+            suite_client.create_table(other)
+            suite_client.append(other, [{"id": 100 + i, "value": "neighbour"}])
+    # The writer creates its own table (a table made by it carries what it needs, e.g. Kernel's UC id).
+    with premise(f"the writer under test creating a table with a {len(name)}-character name"):
+        client.create_table(name)
+    outcome = attempt(lambda: client.append(name, [{"id": 1, "value": "long"}]))
+    for i, other in enumerate(neighbours):
+        rows = suite_client.read(other).rows
+        if rows != [{"id": 100 + i, "value": "neighbour"}]:
+            raise Violation(
+                "WRT-DISCOVERY",
+                f"the writer's append to the table named by {len(name)} characters changed the table named by its"
+                f" first {len(other)} ({other!r}), which now reads {rows}: a writer finds its table through the"
+                " catalog by its whole name",
+            )
+    if isinstance(outcome.error, TableNotFound):
+        raise Violation(
+            "WRT-DISCOVERY",
+            f"the writer's append to {name!r} ({len(name)} characters) raised TableNotFound, yet the catalog"
+            " resolves that name to its table: a writer finds its table through the catalog by its whole name",
+        )
+    with premise(f"the writer under test appending to a table with a {len(name)}-character name"):
+        outcome.unwrap()
+    rows = suite_client.read(name).rows
+    assert rows == [{"id": 1, "value": "long"}], (
+        f"after the writer's append, the table named by {len(name)} characters reads {rows}; its row must be there"
     )
