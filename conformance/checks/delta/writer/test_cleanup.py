@@ -15,18 +15,19 @@ CUTOFF = 5  # the cut-off commit; the newest checkpoint at or before it is v3
 
 
 def _prepare(suite_client: ReferenceClient, name: str, *, checkpoint: bool) -> str:
-    """v1-v6 published (checkpoint at v3 and compactions 1-2 and 3-4 when asked), v7 ratified only.
-    The compaction 3-4 starts exactly at the cut-off checkpoint: cleanup deletes it too."""
+    """v1-v6 published with compactions 1-2 and 3-4 (and a checkpoint at v3 when asked), v7 ratified
+    only. The compaction 3-4 starts exactly at the cut-off checkpoint: cleanup deletes it too. Without
+    the checkpoint the compactions are still there: a compaction file is no cut-off checkpoint."""
     suite_client.create_table(name)
     for v in range(1, 4):
         suite_client.append(name, [{"id": v, "value": "x"}])
     suite_client.publish(name)
-    if checkpoint and (suite_client.checkpoint(name) != 3 or not suite_client.compact_log(name, 1, 2)):
+    if (checkpoint and suite_client.checkpoint(name) != 3) or not suite_client.compact_log(name, 1, 2):
         raise RuntimeError("the suite's own client could not prepare the checkpoint and compaction")
     for v in range(4, 7):
         suite_client.append(name, [{"id": v, "value": "x"}])
     suite_client.publish(name)
-    if checkpoint and not suite_client.compact_log(name, 3, 4):
+    if not suite_client.compact_log(name, 3, 4):
         raise RuntimeError("the suite's own client could not prepare the compaction 3-4")
     suite_client.append(name, [{"id": 7, "value": "x"}])
     return suite_client.catalog.resolve(name).location
