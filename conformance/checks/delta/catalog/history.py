@@ -171,8 +171,9 @@ class CatalogHistory:
                     latest_published_version=mark,
                 )
             got = "ratified"
-        except CommitConflict:
+        except CommitConflict as conflict:
             got = "conflict"
+            self._judge_conflict_latest(t, commit.version, conflict)
         except CatalogError as e:
             if expect == "ratified":
                 self._refused_valid(t, commit.version, e)
@@ -200,6 +201,20 @@ class CatalogHistory:
                 f"v{commit.version} of {t.info.name} was ratified over a gap",
                 f"only a refusal: the latest is v{t.model.latest}",
             )
+
+    def _judge_conflict_latest(self, t: Tracked, version: int, conflict: CommitConflict) -> None:
+        """A conflict that states a latest version states the table's own (CAT-CONFLICT-LATEST, a
+        SHOULD: held until the history ends). With several tables written in turn, a catalog that
+        answers with another table's latest, or the catalog's, is seen."""
+        stated = conflict.latest_version
+        if stated is None or stated == t.model.latest or self.broken_should is not None:
+            return
+        self.broken_should = self.log.violation(
+            "CAT-CONFLICT-LATEST",
+            f"the conflict on v{version} of {t.info.name} stated the latest version v{stated}; the table's latest"
+            f" is v{t.model.latest}",
+            "a conflict stating the table's own latest ratified version, or none",
+        )
 
     def stale(self, t: Tracked) -> None:
         """A proposal for a version ratified before (published and maybe forgotten, or still stored)."""

@@ -163,6 +163,7 @@ def run_history(
     "CAT-PUBLISH-REPORT-POSSIBLE",
     "CAT-LIMIT-DECLARED",
     "CAT-RESOLVE-MANAGED",
+    "CAT-CONFLICT-LATEST",
 )
 def test_long_histories_of_several_tables_match_the_model(
     lakecert: RunContext,
