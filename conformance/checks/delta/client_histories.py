@@ -104,6 +104,20 @@ def history_rounds(
         yield round_no, h
 
 
+def catalog_managed_protocol(protocol: dict[str, object]) -> bool:
+    """Whether a protocol action keeps the table catalog-managed: reader 3, writer 7, catalogManaged
+    in both feature lists."""
+    readers, writers = protocol.get("readerFeatures"), protocol.get("writerFeatures")
+    return (
+        protocol.get("minReaderVersion") == 3
+        and protocol.get("minWriterVersion") == 7
+        and isinstance(readers, list)
+        and "catalogManaged" in readers
+        and isinstance(writers, list)
+        and "catalogManaged" in writers
+    )
+
+
 @dataclass
 class Shaped:
     """A client under test bound through a ``ShapedCatalog`` (``bind_shaped``)."""
@@ -286,9 +300,19 @@ class ClientHistory:
                 except InvalidCommitError as err:
                     raise PremiseBroken(f"v{v} is no valid commit (WRT-STAGED-FORMAT): {err}") from err
             try:
-                repeated = oracle_commits.repeated_actions(oracle_commits.decode(content))
+                actions = oracle_commits.decode(content)
             except oracle_commits.CommitFormatError:
-                repeated = []  # the commit's encoding is judged by WRT-STAGED-FORMAT's checks
+                actions = []  # the commit's encoding is judged by WRT-STAGED-FORMAT's checks
+            repeated = oracle_commits.repeated_actions(actions)
+            for protocol in (a["protocol"] for a in actions if isinstance(a.get("protocol"), dict)):
+                if not catalog_managed_protocol(protocol):
+                    raise self.charge(
+                        "WRT-PROTOCOL-VERSIONS",
+                        f"{t.name}: the ratified v{v} states the protocol {protocol}",
+                        "every protocol action of a catalog-managed table at reader version 3 and writer version 7,"
+                        ' catalogManaged in both feature lists (RFC "Catalog-managed Table Enablement"): a later'
+                        " protocol action replaces the table's protocol",
+                    )
             if repeated:
                 raise self.charge(
                     "WRT-FILE-ACTIONS-ONCE",

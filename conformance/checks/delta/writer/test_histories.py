@@ -57,6 +57,7 @@ RULES = frozenset(
         "WRT-FILE-ACTIONS-ONCE",
         "WRT-STAGED-NAME",
         "WRT-REBASE-UNPUBLISHED",
+        "WRT-PROTOCOL-VERSIONS",
     }
 )
 LAG_AT, LAG = 60, 20  # from v60 of the first table nothing is published until 20 commits wait
@@ -149,6 +150,7 @@ def run_history(
     "WRT-FILE-ACTIONS-ONCE",
     "WRT-STAGED-NAME",
     "WRT-REBASE-UNPUBLISHED",
+    "WRT-PROTOCOL-VERSIONS",
 )
 def test_long_histories_of_maintenance_and_publication_match_the_model(
     lakecert: RunContext,
