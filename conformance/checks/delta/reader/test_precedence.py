@@ -186,7 +186,7 @@ def test_reader_reads_a_cleaned_up_table_from_its_checkpoint(
 def test_reader_finds_a_long_named_table_beside_its_prefixes(
     client: RecordingClient, suite_client: ReferenceClient, table_name: str
 ) -> None:
-    """A 200-character name, and tables named by its first 32, 64, 100 and 128 characters
+    """A 200-character name, and tables named by its first 32, 64, 100 and 128 characters and by its lower-case spelling
     (``long_names.py``), each with rows of its own: the reader reads the table of the whole name."""
     name = long_name(table_name)
     with premise("the suite creating a table with a 200-character name and tables named by its prefixes"):
@@ -206,6 +206,6 @@ def test_reader_finds_a_long_named_table_beside_its_prefixes(
         result = outcome.unwrap()
     rows = None if result is None else result.rows
     assert rows == [{"id": 1, "value": "long"}], (
-        f"a read of the table named by {len(name)} characters gave {rows}; it holds one row, id 1 (its"
-        " prefixes name other tables, with other rows): a reader finds its table by its whole name"
+        f"a read of the table named by {len(name)} characters gave {rows}; it holds one row, id 1 (its prefixes and its"
+        " lower-case spelling name other tables, with other rows): a reader finds its table by its whole name, as given"
     )

@@ -277,7 +277,7 @@ def test_writer_follows_a_name_given_to_a_new_table(
 def test_writer_finds_a_long_named_table_beside_its_prefixes(
     client: RecordingClient, suite_client: ReferenceClient, table_name: str
 ) -> None:
-    """A 200-character name, and tables named by its first 32, 64, 100 and 128 characters
+    """A 200-character name, and tables named by its first 32, 64, 100 and 128 characters and by its lower-case spelling
     (``long_names.py``): the writer's append to the table it created under the whole name lands there,
     and nowhere else."""
     name = long_name(table_name)
@@ -295,9 +295,9 @@ def test_writer_finds_a_long_named_table_beside_its_prefixes(
         if rows != [{"id": 100 + i, "value": "neighbour"}]:
             raise Violation(
                 "WRT-DISCOVERY",
-                f"the writer's append to the table named by {len(name)} characters changed the table named by its"
-                f" first {len(other)} ({other!r}), which now reads {rows}: a writer finds its table through the"
-                " catalog by its whole name",
+                f"the writer's append to the table named by {len(name)} characters changed the table named {other!r}"
+                f" ({'its lower-case spelling' if other == name.lower() else f'its first {len(other)}'}), which now"
+                f" reads {rows}: a writer finds its table through the catalog by its whole name, as given",
             )
     if isinstance(outcome.error, TableNotFound):
         raise Violation(
