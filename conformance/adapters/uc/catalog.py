@@ -208,7 +208,8 @@ class UCCatalog:
             return 1
         try:
             return max(1, len(self._storage.get(uri)))
-        except (OSError, ValueError):
+        except Exception:  # noqa: BLE001 - any failure (a URI on another scheme or bucket, no credentials for it)
+            # means no size to give, never the catalog's answer: the catalog judges the proposal.
             return 1
 
     def get_commits(

@@ -443,7 +443,10 @@ class ClientHistory:
                 t.model.delete(set(mine))
             else:
                 t.model.append(rows_a)
-        # The rows first: a loser that kept its old snapshot also keeps its old in-commit timestamp,
+        # A published file that is not the commit ratified at its version first: a writer that
+        # published before the catalog ratified (and lost the version) makes the rows wrong for that reason.
+        self._judge_published_as_ratified(t, events, what)
+        # The rows then: a loser that kept its old snapshot also keeps its old in-commit timestamp,
         # a broken premise of ``_learn_commits`` that would hide the rows it lost.
         with premise(f"lakecert's reference reader reading {t.name}"):
             held = self._rivals[0].read(t.name)
@@ -460,6 +463,25 @@ class ClientHistory:
         learned = self._learn_commits(t, events)
         if learned != list(range(taken, t.model.latest + 1)):
             raise PremiseBroken(f"{what}: the catalog ratified {learned}, expected v{taken}-v{t.model.latest}")
+
+    def _judge_published_as_ratified(self, t: Table, events: StepEvents, what: str) -> None:
+        """Each ``_delta_log/<v>.json`` of a version ratified in this step, where it exists, holds the
+        ratified commit (WRT-NO-FILESYSTEM-COMMIT: no client writes it before the catalog ratified v)."""
+        for e in events.commits:
+            if e.args["table_id"] != t.info.table_id:
+                continue
+            v: int = e.args["version"]
+            uri = f"{t.info.location.rstrip('/')}/_delta_log/{v:020d}.json"
+            with premise(f"reading v{v} of {t.name} as ratified and as published"):
+                staged = e.args["staged_uri"]
+                ratified = e.args["inline_content"] if staged is None else self.storage.get(staged)
+                published = self.storage.get(uri) if self.storage.exists(uri) else None
+            if published is not None and published != ratified:
+                raise self.charge(
+                    "WRT-NO-FILESYSTEM-COMMIT",
+                    f"{what}: _delta_log's v{v} is not the commit the catalog ratified at v{v}",
+                    "_delta_log/<v>.json written only after the catalog ratified v, as the ratified commit",
+                )
 
     def concurrent_appends(self, targets: list[Table], seed: int) -> None:
         """Two clients append at once (to one table or to two): both land, at distinct versions; a
