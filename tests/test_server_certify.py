@@ -52,6 +52,24 @@ NOT_ON_THE_WIRE = {
     # The `uc` adapter follows UC's paging: a page that stops short of the latest is asked again
     # above its last commit, so a server that lists only a first page is read whole.
     "first-page-only",
+    # Session 17's faults that need what the UC API or this test does not carry (not caught over HTTP
+    # here; each is caught in process by the rule it breaks):
+    # limits the target declares in process (the `uc` target declares none here, see above);
+    "envelope17-actions-by-newline",
+    "envelope17-cap-catalog-wide",
+    "envelope17-inline-size-terminated",
+    # the catalog host's time zone: lakecert switches its own process's, and the served catalog runs in
+    # this test's process, not in the `lakecert run` being tested;
+    "ict-stored-as-local-datetime",
+    # a restart (see above);
+    "reused-name-in-memory",
+    # the server refuses a file name that leaves the staging folder (".."), which a near miss in
+    # another folder's case becomes, and a taken name, before the catalog sees either;
+    "staged-log-folders-casefolded",
+    "register-takes-a-taken-name",
+    # the server takes names of [a-zA-Z0-9_@-] only (as UC does), so the Unicode spellings this fault
+    # needs are refused before the catalog sees them.
+    "name-index-nfkc",
 }
 CATALOG_RULES = {r.id for r in load_all().values() if r.profile == "delta-cm-catalog"}
 CATALOG_FAULTS = [
