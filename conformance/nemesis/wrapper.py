@@ -84,6 +84,10 @@ class NemesisCatalog(Between):
         """Whether the armed fault has not fired yet (the client never made that call)."""
         return self._armed is not None
 
+    def disarm(self) -> None:
+        """Drop an armed fault that has not fired (the client never made that call)."""
+        self._armed = None
+
     def _take(self, op: Op) -> Action | None:
         armed = self._armed
         if armed is None or armed.op != op:

@@ -8,7 +8,7 @@ import calendar
 import contextlib
 import datetime
 
-from conformance.contract.delta import GetCommitsResponse, TableInfo, TableNotFound
+from conformance.contract.delta import CatalogTimeout, GetCommitsResponse, TableInfo, TableNotFound
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.client import ReferenceClient
 from reference_impl.faults.base import fault
@@ -98,3 +98,16 @@ class RegisterTakesATakenName(ReferenceCatalog):
 class NameCutAt64OnLookup(ReferenceClient):
     def _table(self, name: str) -> TableInfo:
         return super()._table(name[:64])
+
+
+@fault(
+    "publish-quiet-on-lost-listing",
+    "client",
+    breaks=("WRT-LOST-ANSWER-ONCE",),
+    description="A publish whose listing's answer is lost returns as if done ('the next publish will catch"
+    " up'), having published nothing: its caller believes every ratified commit is in _delta_log.",
+)
+class PublishQuietOnLostListing(ReferenceClient):
+    def publish(self, name: str) -> None:
+        with contextlib.suppress(CatalogTimeout):
+            super().publish(name)

@@ -447,6 +447,36 @@ def test_lost_listing_answer_never_reads_a_stale_table(
         raise Violation(ONCE, f"{what}: the next read, answered, gave {shown!r}; it must read v3 with all three rows")
 
 
+@pytest.mark.req("WRT-LOST-ANSWER-ONCE")
+def test_lost_listing_answer_in_a_publish_never_reports_it_done(
+    bind: Bind, nemesis: NemesisCatalog, ref_admin: ReferenceCatalog, storage: Storage, table_name: str
+) -> None:
+    """The answer to the listing a publish starts with is lost (a writer that publishes from what it
+    remembers makes no such listing: then nothing is judged). The publish may raise (it could not know
+    what to publish); if it returns, it did what it was asked: every ratified commit is in _delta_log,
+    as ratified. Either way the next publish, answered, publishes them."""
+    client = bind(nemesis)
+    _start(client, nemesis, table_name, A, B)  # v1 and v2, ratified and unpublished
+    location = ref_admin.resolve(table_name).location
+    nemesis.arm("get_commits", "lose")
+    outcome = attempt(lambda: client.publish(table_name))
+    lost = not nemesis.pending
+    nemesis.disarm()
+    missing = [v for v in (1, 2) if not storage.exists(delta_uri(location, v))]
+    what = "the answer to the catalog's listing was lost during the writer's publish of v1-v2"
+    if lost and outcome.error is None and missing:
+        raise Violation(
+            ONCE,
+            f"{what}: the publish returned as done, yet _delta_log lacks v{missing}; a publish that returns has"
+            " published every ratified commit (after a lost answer it may raise instead: it could not know)",
+        )
+    again = attempt(lambda: client.publish(table_name))
+    missing = [v for v in (1, 2) if not storage.exists(delta_uri(location, v))]
+    if again.error is not None or missing:
+        shown = type(again.error).__name__ if again.error is not None else f"_delta_log lacks v{missing}"
+        raise Violation(ONCE, f"{what}: the next publish, answered, gave {shown}; it must publish v1 and v2")
+
+
 def _private_catalog(
     lakecert: RunContext, name: str, kind: type[ReferenceCatalog] = ReferenceCatalog
 ) -> ReferenceCatalog:
