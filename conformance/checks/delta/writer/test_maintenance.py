@@ -229,9 +229,10 @@ def test_maintenance_obeys_every_policy_combination(
     client: RecordingClient, ref_admin: ReferenceCatalog, transcript: Transcript, table_name: str, seed: int
 ) -> None:
     """Every combination of the four policy dimensions on one table whose policy changes between
-    rounds (a client that asked once and kept the answer is caught when the policy narrows): each
-    round commits, publishes, checkpoints, compacts and cleans up to its own commit, and nothing the
-    round's policy forbids may be written or deleted (RFC "Maintenance Operations on Catalog-managed
+    rounds (a client that asked once and kept the answer is caught when the policy narrows), vacuum
+    allowed every other round: each round appends, deletes the previous round's row, publishes,
+    checkpoints, compacts and cleans up to its own commit, and nothing the round's policy forbids may
+    be written or deleted (RFC "Maintenance Operations on Catalog-managed
     Tables": the policies cover checkpoints, log compaction, checksum files and metadata cleanup)."""
     combos = [
         frozenset(op for op, on in zip(POLICY_DIMENSIONS, bits, strict=True) if on)
@@ -249,16 +250,21 @@ def test_maintenance_obeys_every_policy_combination(
     schedule: list[str] = []
     transcript.notes["schedule"] = schedule
     for i, allowed in enumerate(combos, start=1):
-        ref_admin.set_maintenance_policy(table_id, MaintenancePolicy(allowed=allowed | {"vacuum"}))
-        schedule.append(f"round {i}: the policy allows {sorted(allowed) or 'nothing'}")
+        # VACUUM has no call, but a cleanup that deletes the data files of removed rows runs it: every
+        # other round forbids it, and each round deletes the previous round's row (a data file to vacuum).
+        vacuum = i % 2 == 0
+        policy = allowed | ({"vacuum"} if vacuum else set())
+        ref_admin.set_maintenance_policy(table_id, MaintenancePolicy(allowed=policy))
+        schedule.append(f"round {i}: the policy allows {sorted(policy) or 'nothing'}")
         start = len(transcript.events())
-        with premise(f"the writer under test committing and publishing v{i + 1}"):
+        with premise(f"the writer under test committing, deleting and publishing in round {i}"):
             client.append(table_name, [{"id": i, "value": "x"}])
+            latest = client.delete(table_name, [i - 1])
             client.publish(table_name)
         attempt(lambda: client.checkpoint(table_name))
-        attempt(partial(client.compact_log, table_name, max(1, i - 2), i))
+        attempt(partial(client.compact_log, table_name, max(1, latest - 3), latest - 1))
         cleanup_start = len(transcript.events())
-        attempt(partial(client.cleanup, table_name, i + 1))  # v(i+1): this round's commit
+        attempt(partial(client.cleanup, table_name, latest))  # this round's last commit
         step = transcript.events()[start:]
         written = [
             (_WRITTEN_KIND[f.kind], f.uri)
@@ -274,6 +280,11 @@ def test_maintenance_obeys_every_policy_combination(
         deleted = [e for e in transcript.events()[cleanup_start:] if e.actor == "storage" and e.op == "delete" and e.ok]
         if deleted and "metadata_cleanup" not in allowed:
             found.append(f"round {i}: cleanup deleted {len(deleted)} files")
+        data = [e for e in deleted if "/_delta_log/" not in e.args["uri"]]
+        if data and not vacuum:
+            found.append(
+                f"round {i}: cleanup deleted {len(data)} data files (a vacuum) while the policy forbade vacuum"
+            )
         if found:
             break
     if found and speaks_only_uc_api(transcript):
