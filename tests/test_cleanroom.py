@@ -23,7 +23,7 @@ from tests.cleanroom.variants import VARIANTS, Variant
 from tests.helpers import REPO, lakecert, results
 
 # One worker, so the variants run once.
-pytestmark = [pytest.mark.slow(seconds=200), pytest.mark.xdist_group("cleanroom")]
+pytestmark = [pytest.mark.slow(seconds=245), pytest.mark.xdist_group("cleanroom")]
 
 SEED = "1"
 _ENV = {"PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}

@@ -14,7 +14,7 @@ from conformance.adapters.delta_kernel.jvm import KernelProcess, KernelSetupErro
 from tests.helpers import lakecert, results
 
 # One run (one JVM) for the module's tests.
-pytestmark = [pytest.mark.slow(seconds=200), pytest.mark.xdist_group("delta-kernel")]
+pytestmark = [pytest.mark.slow(seconds=230), pytest.mark.xdist_group("delta-kernel")]
 
 
 def test_missing_driver_is_a_setup_error(tmp_path: Path) -> None:

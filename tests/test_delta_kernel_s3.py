@@ -16,7 +16,7 @@ from reference_impl.storage.s3 import S3Settings
 from tests.helpers import lakecert, results
 from tests.moto_s3 import moto_s3, storage_config
 
-pytestmark = pytest.mark.xdist_group("delta-kernel-s3")  # one run (one JVM) for the module's tests
+pytestmark = [pytest.mark.slow(seconds=400), pytest.mark.xdist_group("delta-kernel-s3")]  # one run (one JVM)
 STAGED = re.compile(r"/tables/([^/]+)/_delta_log/_staged_commits/(\d{20})\.[^/]+\.json$")
 PUBLISHED = re.compile(r"/tables/([^/]+)/_delta_log/(\d{20})\.json$")
 # Publication order and no published file before ratification are confirmed on S3 from the proxy's

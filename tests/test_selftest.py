@@ -16,7 +16,7 @@ from tests.helpers import lakecert, results
 from tests.test_why_lines import bad_whys
 
 
-@pytest.mark.slow(seconds=175)
+@pytest.mark.slow(seconds=245)
 def test_reference_certified_and_every_variant_caught(tmp_path: Path) -> None:
     proc = lakecert("selftest", "--json", "--out", str(tmp_path))
     outcomes = json.loads(proc.stdout)

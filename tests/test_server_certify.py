@@ -137,7 +137,7 @@ def test_served_reference_is_certified(tmp_path: Path) -> None:
     assert {r["status"] for r in res["results"] if "survive_a_restart" not in r["test"]} == {"PASS"}
 
 
-@pytest.mark.slow(seconds=240)
+@pytest.mark.slow(seconds=270)
 def test_every_served_fault_is_caught_as_in_process(tmp_path: Path) -> None:
     def both(name: str) -> tuple[str, tuple[int, dict[str, Any]], tuple[int, dict[str, Any]]]:
         http = run_over_http(tmp_path / "http" / name, name, BUDGET)
