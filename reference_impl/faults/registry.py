@@ -27,6 +27,10 @@ from reference_impl.faults import (
     names17_faults,
     nemesis_faults,
     oracle_faults,
+    s18_catalog_faults,
+    s18_names_faults,
+    s18_reader_faults,
+    s18_writer_faults,
     shape_faults,
     writers17_faults,
 )
@@ -48,6 +52,10 @@ _MODULES = (
     envelope17_faults,
     oracle_faults,
     shape_faults,
+    s18_catalog_faults,
+    s18_names_faults,
+    s18_writer_faults,
+    s18_reader_faults,
     writers17_faults,
 )  # imported for their registrations
 

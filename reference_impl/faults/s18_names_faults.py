@@ -1,0 +1,3 @@
+"""Faults for the round-9 blind misses (issue 28, session 18): names."""
+
+from __future__ import annotations
