@@ -49,6 +49,9 @@ def test_kernel_gets_a_verdict_for_writer_and_reader(kernel_run: tuple[int, dict
     assert res["counts"]["FAIL"] == 0
     assert _status(res, "WRT-MAINTENANCE-POLICY") == "NOT_APPLICABLE"
     assert _status(res, "WRT-DISCOVERY") == "PASS"
+    # A SHOULD: another writer's commit without a final newline is published with one (the default
+    # engine copies through its log store, which rewrites lines); the actions are the same.
+    assert _status(res, "WRT-PUBLISH-BYTES") == "WARN"
     assert res["profiles"]["delta-cm-writer"]["verdict"] == "CERTIFIED"
     assert res["profiles"]["delta-cm-reader"]["verdict"] == "CERTIFIED"
     # Given only the path, Kernel refuses the catalog-managed table (no max catalog version).

@@ -4,12 +4,13 @@ judged by the self-test (reference_impl/faults/envelope_faults.py)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from conformance.checks.delta.builders import reseed
-from conformance.checks.delta.catalog.envelope import discover, padded_commit, sized_name
+from conformance.checks.delta.catalog.envelope import ASCII, PADDINGS, Padding, discover, padded_commit, sized_name
 from conformance.config import ConfigError, load_config
 from conformance.contract.delta import CatalogLimits, InvalidRequest
 from conformance.contract.target import declared_limits
@@ -57,6 +58,18 @@ def test_padded_commits_have_the_exact_size_and_are_commits(size: int) -> None:
     assert list(decode_commit(content)[0]) == ["commitInfo"]
     with pytest.raises(ValueError):
         padded_commit(20, 3)
+
+
+@pytest.mark.parametrize("padding", PADDINGS, ids=[p.what for p in PADDINGS])
+@pytest.mark.parametrize("size", [1024, 1025, 65537])
+def test_padded_commits_in_every_padding_have_the_exact_size(padding: Padding, size: int) -> None:
+    reseed(7)
+    content = padded_commit(size, 3, padding)
+    assert len(content) == size
+    assert list(decode_commit(content)[0]) == ["commitInfo"]
+    if padding != ASCII:  # the point of the padding: bytes and characters (raw or parsed) differ
+        text = json.loads(content)["commitInfo"]["lakecertPadding"]
+        assert len(content.decode()) < size * 2 // 3 or len(text) < size // 2
 
 
 def test_names_of_one_length_differ_in_their_last_character() -> None:

@@ -52,6 +52,7 @@ MARKS = ("P-1", "P", "P+1", "L", "L+1")
 VERSIONS = ("L+1", "L", "P", "P+1", "1", "L+2", "L+3")
 CARRIED = ("none", "P-1", "P", "P+1..L", "L")
 REPORT = "CAT-PUBLISH-REPORT-POSSIBLE"
+FILL_LIMIT = 128  # declared caps up to this are filled after a mark going back; larger ones cost too much
 
 
 @dataclass(frozen=True)
@@ -254,11 +255,27 @@ def judge_mark(h: CatalogHistory, index: int, edge: Edge, edges: Edges) -> None:
     if true and got == "accepted":
         _marked(h, t, index, v)
     h.last_publish = index
+    if edge.first == "P-1" and got == "accepted":
+        fill_after_back_mark(h, index)
     if edge.first != "L+1":
         # Going back (P-1) or again (P): a no-op or a refusal, nothing above P dropped.
         h.judge_listing(index, None, None)
         return
     _judge_report_above_latest(h, index, v, got == "accepted", edges)
+
+
+def fill_after_back_mark(h: CatalogHistory, index: int) -> None:
+    """A mark going back changes nothing (RFC "Publishing Commits"), so the first time a table takes
+    one it is filled to the declared cap on unpublished commits, every proposal of which the catalog
+    must ratify (CAT-LIMIT-DECLARED): a catalog that moved its mark back counts published commits as
+    waiting and refuses below its cap. Before the restart only, where no refusal is the restart's."""
+    t = h.tables[index]
+    if h.cap is None or h.cap > FILL_LIMIT or t.filled_after_back or h.held_before_restart is not None:
+        return
+    t.filled_after_back = True
+    h.log.step(f"fill {t.info.name} to the declared cap of {h.cap} unpublished commits after a mark going back")
+    while t.model.latest - t.model.published < h.cap:
+        h.propose(t, 0)
 
 
 def _judge_report_above_latest(h: CatalogHistory, index: int, v: int, accepted: bool, edges: Edges) -> None:
@@ -342,6 +359,8 @@ def judge_proposal(h: CatalogHistory, index: int, edge: Edge) -> None:
             # A catalog may ignore marks in proposals (docs/certify.md "Limits"): told again, its own
             # mark is the model's, so a cap on unpublished commits counts what the model counts.
             h.publish(t, index, mark)
+        if edge.second == "P-1":
+            fill_after_back_mark(h, index)
         return
     if expect == "ratified" and got == "conflict":
         raise h.log.violation(

@@ -11,8 +11,10 @@ cleanly and change nothing (docs/certify.md "Limits: declared or discovered").
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, new_uuid, premise, version0
 from conformance.contract.delta import (
@@ -206,25 +208,72 @@ def refused_name_changed_nothing(
 # ---------------------------------------------------------------- inline commits
 
 
-def padded_commit(size: int, version: int) -> bytes:
-    """A Delta commit (one ``commitInfo`` line) of exactly ``size`` bytes, padded with text drawn from
-    the check's seed so that a cut or a re-encoding shows."""
+@dataclass(frozen=True)
+class Padding:
+    """The text a size probe is padded with, and how it is written into the commit's JSON: ``letters``
+    repeated (lakecert's seed text when empty), raw UTF-8 or as JSON escapes (``escaped``)."""
+
+    what: str
+    letters: str
+    escaped: bool
+
+    def width(self, text: str) -> int:
+        """The bytes ``text`` takes inside a JSON string of the commit."""
+        return len(json.dumps(text, ensure_ascii=self.escaped).encode()) - 2
+
+
+# Every padding a byte limit is probed with: ASCII, where bytes and characters agree, then letters of two,
+# three and four bytes in UTF-8, then JSON escapes (six or two bytes each for one character once parsed).
+# A catalog that measures an inline commit in characters (of its text, or of its parsed JSON) accepts one
+# past its limit in bytes; one that measures it re-encoded refuses one at it.
+ASCII = Padding("ASCII padding", "", escaped=True)
+PADDINGS: tuple[Padding, ...] = (
+    ASCII,
+    Padding("padding of 2-byte UTF-8 letters (\u00e9)", "\u00e9", escaped=False),
+    Padding("padding of 3-byte UTF-8 letters (\u8868)", "\u8868", escaped=False),
+    Padding("padding of 4-byte UTF-8 characters (\U0001f600)", "\U0001f600", escaped=False),
+    Padding('padding of JSON escapes (\\u00e9, \\", \\\\)', '\u00e9"\\', escaped=True),
+)
+
+
+def _encoded(info: dict[str, Any], escaped: bool) -> bytes:
+    """One ``commitInfo`` line, its JSON written as lakecert's writer writes it (non-ASCII escaped) or raw."""
+    return (
+        A.encode_commit([info])
+        if escaped
+        else json.dumps(info, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    )
+
+
+def padded_commit(size: int, version: int, padding: Padding = ASCII) -> bytes:
+    """A Delta commit (one ``commitInfo`` line) of exactly ``size`` bytes, padded with ``padding`` (as many
+    of its letters as fit, the rest in text drawn from the check's seed, so that a cut or a re-encoding
+    shows)."""
     info = A.commit_info_action(ict_of(version), new_uuid(), "WRITE")
     info["commitInfo"]["lakecertPadding"] = ""
-    bare = len(A.encode_commit([info]))
+    bare = len(_encoded(info, padding.escaped))
     if size < bare:
         raise ValueError(f"lakecert cannot write a Delta commit of {size} bytes (the smallest is {bare})")
+    room = size - bare
+    letters = ""
+    if padding.letters:
+        letters = padding.letters * (room // padding.width(padding.letters))
+        for letter in padding.letters:  # the rest of one round of letters, as far as it fits
+            if padding.width(letters + letter) > room:
+                break
+            letters += letter
     seed = new_uuid().replace("-", "")
-    info["commitInfo"]["lakecertPadding"] = (seed * (size // len(seed) + 1))[: size - bare]
-    content = A.encode_commit([info])
+    rest = room - padding.width(letters)
+    info["commitInfo"]["lakecertPadding"] = letters + (seed * (rest // len(seed) + 1))[:rest]
+    content = _encoded(info, padding.escaped)
     assert len(content) == size, f"lakecert's padded commit is {len(content)} bytes, not {size}"
     return content
 
 
-def sized_commit(size: int, version: int, encode: Callable[[bytes], bytes]) -> bytes:
+def sized_commit(size: int, version: int, encode: Callable[[bytes], bytes], padding: Padding = ASCII) -> bytes:
     """A ``padded_commit`` that is exactly ``size`` bytes once ``encode`` (one of ``ENCODINGS``) is applied."""
-    short = size - len(encode(padded_commit(size, version)))
-    content = encode(padded_commit(size + short, version))
+    short = size - len(encode(padded_commit(size, version, padding)))
+    content = encode(padded_commit(size + short, version, padding))
     assert len(content) == size, f"lakecert's encoded commit is {len(content)} bytes, not {size}"
     return content
 
@@ -276,6 +325,26 @@ ENCODINGS: tuple[tuple[str, Callable[[bytes], bytes]], ...] = (
     ("each action ending in a newline", lambda content: content),
     ("the last action without a final newline", unterminated),
 )
+
+
+Form = tuple[str, Callable[[bytes], bytes], Padding]  # what it is, its lines' encoding, its padding
+
+
+def size_forms(limit: Limit, cap: int | None) -> tuple[list[Form], list[Form]]:
+    """The forms of commit drawn at a size limit and one past it (from v2 on, after v1). A declared limit
+    is in bytes (docs/certify.md "Limits"), so it is drawn in every padding of ``PADDINGS``, each with
+    the line encodings of ``ENCODINGS`` in turn: at it as far as a declared ``cap`` on unpublished commits
+    leaves room for them and for the proposal one past (refused, so every form is drawn there). A limit
+    lakecert discovered was found with ASCII, the unit in which it is known: its line encodings only."""
+    if not limit.declared:
+        forms: list[Form] = [(shape, encode, ASCII) for shape, encode in encodings_within(cap, first_version=2)]
+        return forms, forms
+    forms = []
+    for i, padding in enumerate(PADDINGS):
+        shape, encode = ENCODINGS[i % len(ENCODINGS)]
+        forms.append((f"{padding.what}, {shape}", encode, padding))
+    room = len(forms) if cap is None else max(1, cap - 2)
+    return forms[:room], forms
 
 
 def write_files(driver: CatalogDriver, table: TableInfo, commits: ManyActions) -> None:

@@ -51,6 +51,7 @@ def in_zone(turn: int) -> AbstractContextManager[None]:
 class Tracked:
     info: TableInfo
     model: CatalogTable
+    filled_after_back: bool = False  # filled to the declared cap after taking a mark going back
 
 
 class CatalogHistory:

@@ -7,10 +7,21 @@ import contextlib
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, premise, version0
+from conformance.checks.delta.catalog.drop_neighbours import neighbour_names, unregistered_near_names
 from conformance.checks.delta.catalog.names_forms import create_named, resolved, spelled_names
-from conformance.contract.delta import CatalogError, MaintenancePolicy, NotSupported, TableInfo, TableNotFound
+from conformance.checks.delta.catalog.warehouses import AWKWARD, awkward_warehouse, catalog_over, close
+from conformance.contract.delta import (
+    CatalogError,
+    MaintenancePolicy,
+    NotSupported,
+    StagingTable,
+    TableInfo,
+    TableNotFound,
+)
 from conformance.observe.recording import RecordingCatalog
+from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import not_applicable
+from conformance.run_context import RunContext
 from reference_impl.delta.log_paths import delta_uri, log_dir
 
 KNOWN_OPS = {"checkpoint", "log_compaction", "checksum", "metadata_cleanup", "vacuum"}
@@ -30,6 +41,53 @@ def test_resolution_returns_the_table_location(
     assert info.table_id == staging.table_id, (
         f"the name resolves to table id {info.table_id}, but it was registered for {staging.table_id}"
     )
+
+
+@pytest.mark.req("CAT-RESOLVE-LOCATION")
+def test_locations_under_an_awkward_warehouse_resolve_as_handed_out(
+    lakecert: RunContext, transcript: Transcript, driver: CatalogDriver, table_name: str
+) -> None:
+    """RFC "Table Discovery": a name resolves to the location its table was created at, byte for byte,
+    whatever characters the warehouse path holds. A catalog of the target is built over each awkward
+    warehouse (warehouses.py: space, ``#``, non-ASCII, ``+``); in each, a table is created and
+    registered, and the locations staging and registration handed out are compared with the resolved one."""
+    skipped: list[str] = []
+    drawn = 0
+    call_s = lakecert.config.settings.deadlines.call_s
+    for index, (what, _) in enumerate(AWKWARD):
+        built = catalog_over(lakecert, index)
+        if isinstance(built, str):
+            skipped.append(f"over a warehouse with {what} the target built no catalog ({built})")
+            continue
+        try:
+            other = RecordingCatalog(built, transcript, under_test=True, call_s=call_s)
+            warehouse = awkward_warehouse(lakecert, index)
+            with premise(f"creating a staging table in a catalog over {warehouse!r}"):
+                st = other.create_staging_table()
+            if not st.location.startswith(warehouse + "/"):
+                # Its tables are not placed under the warehouse it is handed: the same for every warehouse.
+                skipped.append(f"the catalog placed a table at {st.location}, not under the warehouse {warehouse!r}")
+                break
+            name = f"{table_name}_w{index}"
+            with premise(f"creating the table {name!r} in a catalog over {warehouse!r}"):
+                driver.storage.put(delta_uri(st.location, 0), version0(st.table_id), if_absent=True)
+                registered = other.register_table(name, st.table_id)
+            info = other.resolve(name)
+            for said, location in (("registration", registered.location), ("resolution", info.location)):
+                assert location.rstrip("/") == st.location.rstrip("/"), (
+                    f"in a catalog over a warehouse with {what} ({warehouse!r}), staging handed out"
+                    f" {st.location} and {said} of {name!r} answered {location}: a name must resolve to the"
+                    " location the table was created at, unchanged (clients would read and write elsewhere)"
+                )
+            drawn += 1
+        finally:
+            close(built)
+    if not drawn:
+        not_applicable(
+            "no catalog of the target could be judged over an awkward warehouse (verified: "
+            + "; ".join(skipped)
+            + "); a catalog with a warehouse of its own is judged on its plain one only"
+        )
 
 
 # Names a few characters from a registered one: a lookup by prefix, by the longest registered
@@ -96,13 +154,60 @@ def test_resolution_says_catalog_managed(catalog: RecordingCatalog, driver: Cata
     assert managed is True, f"after v4 was ratified over a published v3, resolution says catalog_managed={managed}"
 
 
+class _Locations:
+    """Every location the catalog handed out in the run (the suite's tables, then this check's staging
+    tables), with how the creation that got it ended; judges each new staging table against them."""
+
+    def __init__(self, driver: CatalogDriver, earlier: dict[str, str]) -> None:
+        self.driver = driver
+        self.handed = {loc: f"table {tid}, created earlier in the run" for loc, tid in earlier.items()}
+        self.ids: set[str] = set(earlier.values())
+
+    def stage(self, ends: str) -> StagingTable:
+        """A new staging table, judged: a location and a table id never handed out, with no files."""
+        st = self.driver.catalog.create_staging_table()
+        loc = st.location.rstrip("/")
+        assert loc not in self.handed, (
+            f"a new staging table ({st.table_id}) was given the location {st.location}, already handed to"
+            f" {self.handed[loc]}: each table creation should get a location of its own, whatever became of the"
+            " creations before it"
+        )
+        files = [f.uri for f in self.driver.storage.list(loc + "/")]
+        assert not files, (
+            f"a new staging table ({st.table_id}) was given the location {st.location}, which already holds"
+            f" {files[:3]}: a new creation's location should hold no other table's files"
+        )
+        assert st.table_id not in self.ids, f"the table id {st.table_id} was handed out twice"
+        self.ids.add(st.table_id)
+        self.handed[loc] = f"table {st.table_id}, {ends}"
+        return st
+
+
 @pytest.mark.req("CAT-STAGING-UNIQUE")
-def test_staging_locations_are_unique(catalog: RecordingCatalog) -> None:
-    staged = [catalog.create_staging_table() for _ in range(3)]
-    assert len({s.location for s in staged}) == 3, f"staging locations repeat: {[s.location for s in staged]}"
-    assert len({s.table_id for s in staged}) == 3, (
-        f"three staging tables were handed out with repeated table ids: {[s.table_id for s in staged]}"
-    )
+def test_staging_locations_are_unique(
+    driver: CatalogDriver, table_name: str, table_locations: dict[str, str], seed: int
+) -> None:
+    """RFC "Creating and Dropping" phase 1: each creation gets a location of its own, over the whole
+    run, however the creations before it ended: registered, refused at registration (the name taken,
+    or version 0 missing), or abandoned after version 0 was written. A catalog that hands a location
+    back to a pool, or reuses the folder of a creation it takes for dead, gives a later creation a
+    location with another table's version 0 in it. Every creation is judged against every location
+    handed out before it, the suite's tables of the run included."""
+    pool = _Locations(driver, dict(table_locations))
+    kept = pool.stage("registered")
+    driver.storage.put(delta_uri(kept.location, 0), version0(kept.table_id), if_absent=True)
+    with premise(f"registering {table_name!r}"):
+        driver.catalog.register_table(table_name, kept.table_id)
+    ends = ("refused: its name was taken", "refused or taken: no version 0", "abandoned after version 0")
+    for how in ends[seed % len(ends) :] + ends[: seed % len(ends)]:  # the seed varies the order
+        st = pool.stage(how)
+        if how != ends[1]:
+            driver.storage.put(delta_uri(st.location, 0), version0(st.table_id), if_absent=True)
+        if how != ends[2]:
+            with contextlib.suppress(CatalogError):
+                driver.catalog.register_table(table_name if how == ends[0] else f"{table_name}_no_v0", st.table_id)
+    for _ in range(3):
+        pool.stage("the last created")
 
 
 @pytest.mark.req("CAT-MAINTENANCE-POLICY")
@@ -124,31 +229,83 @@ def test_policy_names_known_operations(catalog: RecordingCatalog, driver: Catalo
     assert not unknown, f"policy names operations no client knows: {sorted(unknown)}"
 
 
+def _others_intact(driver: CatalogDriver, tables: dict[str, TableInfo], after: str) -> None:
+    """CAT-DROP: every table not dropped still resolves, by its name, to its own id and location."""
+    for name, table in tables.items():
+        now = resolved(driver, name)
+        if now is None or (now.table_id, now.location.rstrip("/")) != (table.table_id, table.location.rstrip("/")):
+            where = "nothing" if now is None else f"table {now.table_id} at {now.location}"
+            pytest.fail(
+                f"{after}, the name {name!r} (table {table.table_id} at {table.location}, not dropped) resolves"
+                f" to {where}: a drop removes the named table's name only, and leaves other tables as they were"
+            )
+
+
+def _dropped(driver: CatalogDriver, name: str, table: TableInfo) -> None:
+    """CAT-DROP: the dropped name resolves no more."""
+    try:
+        still = driver.catalog.resolve(name)
+    except TableNotFound:
+        return
+    pytest.fail(
+        f"the drop of {name!r} was acknowledged, yet the name still resolves (to table {still.table_id};"
+        f" it was {table.table_id}): a drop must remove the name"
+    )
+
+
 @pytest.mark.req("CAT-DROP")
 def test_a_dropped_table_no_longer_resolves(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
-    """RFC "Creating and Dropping": a drop removes the table's name from the catalog and makes no
-    commit to the table; a neighbour created beside it stays as it was."""
-    table = driver.new_table(table_name)
-    kept = driver.new_table(f"{table_name}_kept")
-    driver.commit_range(table, 1, 2)
-    log = log_dir(table.location) + "/"
+    """RFC "Creating and Dropping": a drop removes the named table's name and makes no commit to the
+    table; every other table stays as it was. The tables live among neighbours whose names are near
+    (drop_neighbours.py: case, Unicode form, prefix, length), dropped one at a time, the latest created
+    first (a loose lookup that takes its first match takes an earlier neighbour); between the first drop
+    and the others, names no table has, near the registered ones, are dropped too (a loose lookup takes
+    a neighbour whatever the order). After each drop every other name resolves to its own table."""
+    base = f"{table_name}_Drop"
+    tables: dict[str, TableInfo] = {}
+    for name in neighbour_names(base):
+        table = create_named(driver, name)
+        now = resolved(driver, name) if table is not None else None
+        # A name the catalog refused, or accepted and does not resolve to its table (CAT-RESOLVE-LOCATION's
+        # to judge, test_every_accepted_name_resolves_after_each_event), is no neighbour here.
+        if table is not None and now is not None and now.table_id == table.table_id:
+            tables[name] = table
+    with premise(f"registering the plain name {base!r} (docs/certify.md: every catalog takes it)"):
+        assert base in tables, f"the catalog refused the plain name {base!r}, or it resolves to another table"
+    order = list(reversed(tables))
+    first = tables.pop(order[0])
+    driver.commit_range(first, 1, 2)
+    log = log_dir(first.location) + "/"
     before = {f.uri for f in driver.storage.list(log)}
     try:
-        catalog.drop_table(table_name)
+        catalog.drop_table(first.name)
     except NotSupported:
-        assert catalog.resolve(table_name).table_id == table.table_id, (
+        assert catalog.resolve(first.name).table_id == first.table_id, (
             "drop refused as unsupported, yet the name changed"
         )
         not_applicable("the catalog does not offer dropping tables (verified: the name still resolves)")
-    try:
-        still = catalog.resolve(table_name)
-    except TableNotFound:
-        pass
-    else:
-        pytest.fail(f"the dropped table's name still resolves (to {still.table_id}); a drop must remove the name")
-    assert catalog.resolve(f"{table_name}_kept").table_id == kept.table_id, "the drop took another table's name"
+    except CatalogError as e:
+        pytest.fail(f"the drop of {first.name!r}, a table the catalog resolves, was refused ({type(e).__name__})")
+    _dropped(driver, first.name, first)
+    _others_intact(driver, tables, f"after {first.name!r} was dropped")
     written = {f.uri for f in driver.storage.list(log)} - before
     assert not written, f"the drop wrote to the dropped table's log: {sorted(written)}"
+    for name in unregistered_near_names(base):
+        # A name the catalog resolves to a table is one of its names (its naming may fold case, as Unity
+        # Catalog's does): not drawn. One that resolves to nothing designates no table, and drops none.
+        if name in tables or name == first.name or resolved(driver, name) is not None:
+            continue
+        with contextlib.suppress(CatalogError):
+            catalog.drop_table(name)
+        _others_intact(driver, tables, f"after a drop of {name!r}, a name that resolved to no table")
+    for name in order[1:]:
+        table = tables.pop(name)
+        try:
+            catalog.drop_table(name)
+        except CatalogError as e:
+            pytest.fail(f"the drop of {name!r}, a table the catalog resolves, was refused ({type(e).__name__})")
+        _dropped(driver, name, table)
+        _others_intact(driver, tables, f"after {name!r} was dropped")
 
 
 def _judge_names(driver: CatalogDriver, tables: dict[str, TableInfo], when: str) -> None:

@@ -19,7 +19,6 @@ from conformance.checks.delta.catalog.envelope import (
     accepted_letters,
     action_limit,
     crowded_neighbour,
-    encodings_within,
     freed_by_marks,
     inline_limit,
     listed_unchanged,
@@ -32,6 +31,7 @@ from conformance.checks.delta.catalog.envelope import (
     refused_name_changed_nothing,
     served_inline,
     shown,
+    size_forms,
     sized,
     sized_commit,
     sized_name,
@@ -197,21 +197,23 @@ def test_inline_commits_at_and_one_past_the_size_limit(
     limit = inline_limit(declared.inline_bytes, driver, name_key(table_name))
     transcript.notes["limit"] = str(limit)
     # Every encoding of the commit's lines, at the limit and one past it (a catalog that stores or
-    # measures a commit's lines rather than its bytes shows in one of them), as far as a declared cap
-    # on unpublished commits lets v1 and one commit per encoding stand together.
-    shapes = encodings_within(declared.unpublished, first_version=2)
+    # measures a commit's lines rather than its bytes shows in one of them), and, at a declared limit,
+    # every padding whose bytes differ from its characters (one that counts characters, or re-encodes
+    # the text before measuring it, shows in one of those), as far as a declared cap on unpublished
+    # commits lets v1 and one commit per form stand together.
+    ats, pasts = size_forms(limit, declared.unpublished)
     with premise(f"building commits of {limit.at} bytes"):
-        ats = [sized_commit(limit.at, 2 + i, encode) for i, (_, encode) in enumerate(shapes)]
-    past_version = 2 + len(shapes)
-    for version, (at, (shape, _)) in enumerate(zip(ats, shapes, strict=True), start=2):
+        contents = [sized_commit(limit.at, 2 + i, encode, padding) for i, (_, encode, padding) in enumerate(ats)]
+    past_version = 2 + len(ats)
+    for version, (at, (shape, _, _)) in enumerate(zip(contents, ats, strict=True), start=2):
         try:
             catalog.commit(table.table_id, version, inline_content=at, in_commit_timestamp=ict_of(version))
         except CatalogError as e:
             if limit.declared:
                 raise Violation(
                     "CAT-LIMIT-DECLARED",
-                    f"{limit}, yet inline v{version} of exactly {limit.at} bytes, {shape}, was refused"
-                    f" ({type(e).__name__})",
+                    f"{limit}, yet inline v{version} of exactly {limit.at} bytes ({len(at.decode())} characters),"
+                    f" {shape}, was refused ({type(e).__name__})",
                 ) from e
             raise PremiseBroken(
                 f"{limit}, yet an inline commit of {limit.at} bytes, {shape}, was refused on another table"
@@ -225,10 +227,11 @@ def test_inline_commits_at_and_one_past_the_size_limit(
             )
     if limit.past is None:
         return
-    for shape, encode in shapes:
+    for shape, encode, padding in pasts:
         with premise(f"building a commit of {limit.past} bytes"):
-            past = sized_commit(limit.past, past_version, encode)
-        what = f"{limit}: inline v{past_version} of {len(past)} bytes, {shape}, one past it,"
+            past = sized_commit(limit.past, past_version, encode, padding)
+        chars = len(past.decode())
+        what = f"{limit}: inline v{past_version} of {len(past)} bytes ({chars} characters), {shape}, one past it,"
         if not one_past_refused(catalog, table, past_version, past, what, limit.declared):
             return  # accepted past a discovered limit: the catalog's own business, and v{past_version} taken
 

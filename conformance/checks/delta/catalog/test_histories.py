@@ -17,7 +17,8 @@ eviction of old unpublished commits can explain the loss, so it is charged to th
 After every step, the acted-on table is listed in full and one other way (from its mark, a bounded
 range, or "anything new?" past the latest, by the seed), then another table in full, in turn; each
 listing is judged against the model (``conformance/model/catalog_managed``). At most 10 commits of
-a table are ever unpublished (docs/certify.md: Unity Catalog's limit).
+a table are ever unpublished (docs/certify.md: Unity Catalog's limit), but for the runs held at the
+restart on tables of their own (``restart_runs.py``: up to the declared cap, or past 128 without one).
 
 After every step, one listing and one call are also drawn at an edge of their arguments (bounds at
 0, at the mark and around the latest; a mark given again, going back or above the latest; proposals
@@ -43,6 +44,7 @@ from conformance.checks.delta.catalog.history import (
     TABLES,
     CatalogHistory,
 )
+from conformance.checks.delta.catalog.restart_runs import restart_holding_runs
 from conformance.contract.target import declared_limits, restart_hook
 from conformance.nemesis import restart_target_catalog
 from conformance.observe.recording import RecordingCatalog
@@ -60,6 +62,7 @@ def run_history(
     versions: int,
     restart: Callable[[], CatalogDriver] | None = None,
     cap: int | None = None,
+    budget: str = "default",
 ) -> None:
     rng = random.Random(seed)
     h = CatalogHistory(catalog, driver, log, rng, cap)
@@ -92,7 +95,8 @@ def run_history(
             second = h.tables[1]
             if second.model.latest > second.model.published:
                 h.publish(second, 1, second.model.latest)
-            h.restart(restart)
+            # Tables of their own hold runs of unpublished commits of many lengths as it restarts.
+            log.transcript.notes["restart runs"] = restart_holding_runs(h, restart, name, budget)
             h.propose(second, 0)
             judge_all(1)
             restart = None
@@ -191,4 +195,6 @@ def test_long_histories_of_several_tables_match_the_model(
         log = HistoryLog(transcript, seed + round_no, lakecert.config.seed)
         name, versions = f"{table_name[:40]}_{round_no}", HISTORY_VERSIONS[budget]
         cap = declared_limits(lakecert.target).unpublished
-        run_history(catalog, driver, log, name, seed + round_no, versions, restart if can_restart else None, cap)
+        run_history(
+            catalog, driver, log, name, seed + round_no, versions, restart if can_restart else None, cap, budget
+        )

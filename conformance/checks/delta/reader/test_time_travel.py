@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
 import pytest
@@ -78,10 +79,14 @@ def _before_the_oldest(client: RecordingClient, table_name: str, ts: int, why: s
 
 @pytest.mark.req("RDR-TIME-TRAVEL-ICT")
 def test_timestamp_before_the_history_is_refused(
-    client_factory: Callable[[], RecordingClient], ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
+    client_factory: Callable[[], RecordingClient],
+    ref_admin: ReferenceCatalog,
+    seeded: LogBuilder,
+    table_name: str,
+    seed: int,
 ) -> None:
-    # v0-v5 published, v6 ratified and staged. A timestamp inside the history resolves (the control);
-    # one before v0's in-commit timestamp has no version: a millisecond and a day before creation.
+    # v0-v5 published, v6 ratified and staged. A timestamp inside the history and v0's own ICT resolve
+    # (the controls); every one before v0's in-commit timestamp has no version.
     commits = {v: seeded.data_commit(v) for v in range(1, 6)}
     seeded.publish(0, version0(seeded.location))
     for v, content in commits.items():
@@ -89,13 +94,22 @@ def test_timestamp_before_the_history_is_refused(
     staged = RatifiedCommit(6, staged_uri=seeded.stage(6, seeded.data_commit(6)), in_commit_timestamp=ict_of(6))
     ref_admin.import_table(table_name, seeded.location, 6, [staged], 5)
     client = client_factory()
-    inside = client.read(table_name, timestamp_ms=ict_of(2) + 1)
-    assert (inside.version, inside.rows) == (2, expected_rows(range(3))), (
-        f"a read at {when(ict_of(2) + 1)} gave v{inside.version} with rows {inside.rows}; v2 (rows 1-2) is the"
-        " latest commit at or before it"
-    )
-    for ts, why in ((ict_of(0) - 1, "a millisecond before v0"), (ict_of(0) - 1440 * ICT_STEP, "a day before v0")):
-        _before_the_oldest(client, table_name, ts, f"{why}, the table's creation")
+    for ts, version in ((ict_of(2) + 1, 2), (ict_of(0), 0)):
+        inside = client.read(table_name, timestamp_ms=ts)
+        assert (inside.version, inside.rows) == (version, expected_rows(range(version + 1))), (
+            f"a read at {when(ts)} gave v{inside.version} with rows {inside.rows}; v{version} (rows"
+            f" {expected_rows(range(version + 1))}) is the latest commit at or before it"
+        )
+    # Every moment before v0 has no version, the edges of the argument first: the epoch itself and the
+    # milliseconds around it (a reader that tests the argument, or the argument in seconds, for truth
+    # reads them as "no timestamp"), a moment before the epoch, then seed-drawn ones up to v0's ICT.
+    rng = random.Random(seed)
+    drawn = sorted(rng.randrange(2, ict_of(0) - 1) for _ in range(3))
+    edges = [(-1, "a millisecond before the epoch"), (0, "the epoch"), (1, "a millisecond after the epoch")]
+    edges += [(rng.randrange(2, 1000), "inside the epoch's first second")] + [(ts, "drawn") for ts in drawn]
+    edges += [(ict_of(0) - 1440 * ICT_STEP, "a day before v0"), (ict_of(0) - 1, "a millisecond before v0")]
+    for ts, why in edges:
+        _before_the_oldest(client, table_name, ts, f"{why}, before the table's creation")
     # Metadata cleanup: a checkpoint of v4 and commits 0-3 deleted; v4 is the oldest version left. Before
     # it, the versions at the timestamps existed but cannot be built: refused, or built exactly (which a
     # reader cannot, and Delta Kernel and delta-spark refuse: "timestamp before the earliest available
@@ -110,3 +124,53 @@ def test_timestamp_before_the_history_is_refused(
     cleaned = client_factory()  # a fresh client: nothing remembered from before the cleanup
     for ts, why in ((ict_of(0) - 1, "before v0"), (ict_of(2), "v2's own ICT"), (ict_of(4) - 1, "just before v4")):
         _before_the_oldest(cleaned, table_name, ts, f"{why}; metadata cleanup left v4 the oldest version")
+
+
+@pytest.mark.req("RDR-TIME-TRAVEL-ICT")
+def test_timestamps_asked_again_as_the_table_grows(
+    client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str, seed: int
+) -> None:
+    # The version at a moment is fixed once a commit at or after it exists; for a moment after the
+    # newest commit it is not: a later commit at or before that moment becomes the answer. One client
+    # is asked the same timestamps again after each growth (a reader that keeps its answer, or its
+    # timeline, from the first ask answers the old version), and new ones each time: at a commit,
+    # between two, just after the newest, at the next commit's ICT and farther ahead.
+    seeded.publish(0, version0(seeded.location))
+    for v in (1, 2):
+        seeded.publish(v, seeded.data_commit(v))
+    staged = RatifiedCommit(3, staged_uri=seeded.stage(3, seeded.data_commit(3)), in_commit_timestamp=ict_of(3))
+    table = ref_admin.import_table(table_name, seeded.location, 3, [staged], 2)
+    rng = random.Random(seed)
+    latest = 3
+    asked: set[int] = set()
+    for _ in range(3):
+        asked |= {
+            ict_of(rng.randint(0, latest)),
+            ict_of(rng.randrange(latest)) + rng.randrange(1, ICT_STEP),
+            ict_of(latest) + 1,
+            ict_of(latest + 1),
+            ict_of(latest + rng.randint(2, 4)) + rng.randrange(ICT_STEP),
+        }
+        for ts in sorted(asked):
+            _judge_at(client, table_name, ts, latest)
+        for _ in range(rng.randint(1, 3)):
+            latest += 1
+            with premise(f"the suite committing v{latest} in the catalog"):
+                uri = seeded.stage(latest, seeded.data_commit(latest))
+                ref_admin.commit(table.table_id, latest, staged_uri=uri, in_commit_timestamp=ict_of(latest))
+
+
+def _judge_at(client: RecordingClient, table_name: str, ts: int, latest: int) -> None:
+    """A read at ``ts`` on a table whose versions 0..``latest`` were committed at ``ict_of(v)``."""
+    at_ts = min(latest, (ts - ict_of(0)) // ICT_STEP)
+    got = attempt(lambda: client.read(table_name, timestamp_ms=ts))
+    after_newest = ts > ict_of(latest)
+    if got.value is None and after_newest:
+        return  # after the newest commit: Delta readers may refuse (Kernel and Spark do)
+    answer = "refused" if got.value is None else f"gave v{got.value.version} with rows {got.value.rows}"
+    assert got.value is not None and (got.value.version, got.value.rows) == (at_ts, expected_rows(range(at_ts + 1))), (
+        f"a read at {when(ts)} {answer}, with v0-v{latest} committed and v{latest} at {when(ict_of(latest))}:"
+        f" v{at_ts} (rows {expected_rows(range(at_ts + 1))}) is the latest commit at or before it"
+        + (" (or a refusal: the moment is after the newest commit)" if after_newest else "")
+        + "; the answer for a moment after the newest commit changes when a later commit at or before it lands"
+    )

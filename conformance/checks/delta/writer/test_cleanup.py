@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from conformance.checks.delta.evidence import log_files
@@ -33,11 +35,13 @@ def _prepare(suite_client: ReferenceClient, name: str, *, checkpoint: bool) -> s
     return suite_client.catalog.resolve(name).location
 
 
-def _cleanup(client: RecordingClient, storage: Storage, location: str, name: str) -> tuple[set[LogName], set[LogName]]:
+def _cleanup(
+    client: RecordingClient, storage: Storage, location: str, name: str, cutoff: int = CUTOFF
+) -> tuple[set[LogName], set[LogName]]:
     """Run the client's cleanup; return (files before, files deleted)."""
     before = set(log_files(storage, location))
     try:
-        client.cleanup(name, CUTOFF)
+        client.cleanup(name, cutoff)
     except NotSupported:
         assert set(log_files(storage, location)) == before, "cleanup refused, yet files changed"
         not_applicable("the client does not run metadata cleanup (verified: nothing deleted)")
@@ -103,3 +107,95 @@ def test_cleanup_removes_old_compactions(
     before, deleted = _cleanup(client, suite_storage, location, table_name)
     left = [f.uri for f in before - deleted if f.kind == "compaction" and f.version <= 3]
     assert not left, f"log compaction files starting at or below v3 left behind: {left}"
+
+
+# Several checkpoints, each written while ratified commits sat unpublished above it, then cleanup at
+# every cut-off from the first checkpoint on, at each checkpoint and between them. The two checks
+# above see one checkpoint, written before the commits above it: a cleanup that takes a newer
+# checkpoint to supersede the cut-off one, or judges a staged commit by its age (older than the
+# cut-off checkpoint file) rather than its version, deletes nothing there that it must keep.
+CHECKPOINTS = (2, 4, 6)
+PUBLISHED = 6  # v7-v8 stay ratified, unpublished
+
+
+def _prepare_checkpoints(suite_client: ReferenceClient, name: str) -> str:
+    """v1-v8 with checkpoints of v2, v4 and v6. v5 was staged before the checkpoint of v4 and
+    published after it; v7-v8 were staged before the checkpoint of v6 and are never published: their
+    staged files are older than the checkpoint whose version they are above."""
+    suite_client.create_table(name)
+    for v in (1, 2):
+        suite_client.append(name, [{"id": v, "value": "x"}])
+    suite_client.publish(name)
+    took = [suite_client.checkpoint(name)]
+    for v in (3, 4):
+        suite_client.append(name, [{"id": v, "value": "x"}])
+    suite_client.publish(name)
+    suite_client.append(name, [{"id": 5, "value": "x"}])
+    took.append(suite_client.checkpoint(name))
+    suite_client.publish(name)
+    suite_client.append(name, [{"id": 6, "value": "x"}])
+    suite_client.publish(name)
+    for v in (7, 8):
+        suite_client.append(name, [{"id": v, "value": "x"}])
+    took.append(suite_client.checkpoint(name))
+    if tuple(took) != CHECKPOINTS:
+        raise RuntimeError(f"the suite's own client wrote the checkpoints {took}, not {CHECKPOINTS}")
+    return suite_client.catalog.resolve(name).location
+
+
+def _each_cut_off(
+    client: RecordingClient, storage: Storage, location: str, name: str
+) -> Iterator[tuple[int, int, set[LogName], set[LogName]]]:
+    """Cleanup at the cut-offs v2..v6 in turn, every published version from the first checkpoint on
+    (each on what the one before left): (cut-off, its cut-off checkpoint's version, files left, files
+    deleted by this call)."""
+    for cutoff in range(CHECKPOINTS[0], PUBLISHED + 1):
+        before, deleted = _cleanup(client, storage, location, name, cutoff)
+        yield cutoff, max(c for c in CHECKPOINTS if c <= cutoff), before - deleted, deleted
+
+
+def _unreadable(left: set[LogName], first: int, last: int) -> list[int]:
+    """The published versions first..last that the files left in _delta_log no longer rebuild: none of
+    the checkpoints left at or below v has every published commit after it up to v."""
+    deltas = {f.version for f in left if f.kind == "delta"}
+    starts = {-1} | {f.version for f in left if f.kind == "checkpoint"}
+    return [
+        v
+        for v in range(first, last + 1)
+        if not any(c <= v and all(u in deltas for u in range(c + 1, v + 1)) for c in starts)
+    ]
+
+
+@pytest.mark.req("WRT-CLEANUP-KEEPS")
+def test_cleanup_at_every_cut_off_keeps_what_later_versions_need(
+    client: RecordingClient, suite_client: ReferenceClient, suite_storage: Storage, table_name: str
+) -> None:
+    location = _prepare_checkpoints(suite_client, table_name)
+    for cutoff, kept, left, deleted in _each_cut_off(client, suite_storage, location, table_name):
+        lost = sorted(
+            f.uri.rsplit("/", 1)[-1]
+            for f in deleted
+            if (f.kind == "checkpoint" and f.version == kept) or (f.kind == "delta" and f.version > kept)
+        )
+        unreadable = _unreadable(left, kept, PUBLISHED)
+        assert not lost, (
+            f"cleanup at the cut-off v{cutoff} (checkpoints of v{list(CHECKPOINTS)}; the cut-off checkpoint is"
+            f" v{kept}'s) deleted {lost}"
+            + (f"; the published versions {unreadable} can no longer be rebuilt from _delta_log" if unreadable else "")
+            + ". The cut-off checkpoint and every published commit after it stay, whatever newer checkpoints exist"
+        )
+
+
+@pytest.mark.req("WRT-CLEANUP-STAGED-ABOVE")
+def test_cleanup_at_every_cut_off_keeps_staged_commits_above_it(
+    client: RecordingClient, suite_client: ReferenceClient, suite_storage: Storage, table_name: str
+) -> None:
+    location = _prepare_checkpoints(suite_client, table_name)
+    for cutoff, kept, _, deleted in _each_cut_off(client, suite_storage, location, table_name):
+        lost = sorted(f.version for f in deleted if f.kind == "staged" and f.version > kept)
+        assert not lost, (
+            f"cleanup at the cut-off v{cutoff} deleted the staged commits of v{lost}, above the cut-off"
+            f" checkpoint v{kept} (v{PUBLISHED + 1}-v{PUBLISHED + 2} unpublished; their staged files, and v5's, were"
+            " written before the checkpoint above whose version they are): a staged commit goes by its version,"
+            " not its age"
+        )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Callable
 from functools import partial
 
 import pytest
@@ -13,7 +14,7 @@ from conformance.checks.delta.evidence import (
     attempt,
     client_deletes,
     client_writes,
-    ratified_content,
+    proposals,
     speaks_only_uc_api,
     table_commits,
 )
@@ -62,6 +63,25 @@ def test_checkpoints_only_published_versions(
         )
 
 
+def _deleted_by(transcript: Transcript, call: Callable[[], object]) -> list[str]:
+    """Run one maintenance call (whether it may fail is judged elsewhere); the files the client
+    deleted meanwhile."""
+    start = len(transcript.events())
+    attempt(call)
+    return [e.args["uri"] for e in transcript.events()[start:] if e.actor == "storage" and e.op == "delete" and e.ok]
+
+
+def _read_ratified(transcript: Transcript, storage: Storage, table_id: str, known: dict[int, bytes]) -> None:
+    """Add to ``known`` the bytes of the commits ratified since it was last filled. Read before each
+    maintenance call: a checkpoint that also tidies the staged commits it covers removes what the
+    content judgement needs; whether it was allowed to is WRT-MAINTENANCE-POLICY's matter (judged with
+    every call's deletions by test_maintenance_obeys_every_policy_combination), not this rule's."""
+    for e in proposals(transcript, table_id, ok=True):
+        if e.args["version"] not in known:
+            inline = e.args["inline_content"]
+            known[e.args["version"]] = inline if inline is not None else storage.get(e.args["staged_uri"])
+
+
 @pytest.mark.req("WRT-CHECKPOINT-PUBLISHED")
 def test_checkpoint_holds_the_state_of_its_version(
     client: RecordingClient,
@@ -83,6 +103,8 @@ def test_checkpoint_holds_the_state_of_its_version(
         client.publish(table_name)  # v0-v3 published
         client.delete(table_name, [1])  # v4: removes a published file
         client.append(table_name, [{"id": 5, "value": "x"}])  # v5
+    known: dict[int, bytes] = {}
+    _read_ratified(transcript, suite_storage, ref_admin.resolve(table_name).table_id, known)
     attempt(lambda: client.checkpoint(table_name))  # of v3 at most
     with premise("the writer under test publishing and committing again"):
         client.publish(table_name)  # v0-v5 published
@@ -90,9 +112,10 @@ def test_checkpoint_holds_the_state_of_its_version(
         client.delete(table_name, [2, 5])  # v7: removes of files published before and after the last checkpoint
         client.append(table_name, [{"id": 8, "value": "x"}])  # v8
         client.delete(table_name, [6])  # v9: removes an unpublished file
-    attempt(lambda: client.checkpoint(table_name))  # of v5 at most
     info = ref_admin.resolve(table_name)
-    commits = table_commits(suite_storage, info.location, ratified_content(transcript, suite_storage, info.table_id))
+    _read_ratified(transcript, suite_storage, info.table_id, known)
+    attempt(lambda: client.checkpoint(table_name))  # of v5 at most
+    commits = table_commits(suite_storage, info.location, known)
     written = client_writes(transcript, "checkpoint")
     if not written:
         not_applicable("the client wrote no checkpoint (verified: no checkpoint file was written)")
@@ -261,10 +284,16 @@ def test_maintenance_obeys_every_policy_combination(
             client.append(table_name, [{"id": i, "value": "x"}])
             latest = client.delete(table_name, [i - 1])
             client.publish(table_name)
-        attempt(lambda: client.checkpoint(table_name))
-        attempt(partial(client.compact_log, table_name, max(1, latest - 3), latest - 1))
-        cleanup_start = len(transcript.events())
-        attempt(partial(client.cleanup, table_name, latest))  # this round's last commit
+        # What each maintenance call deleted: under a policy that forbids metadata cleanup no call may
+        # delete a log or staged file (a checkpoint or a compaction that tidies what it covers runs
+        # metadata cleanup); the cleanup call may delete nothing at all.
+        deleted_by = {
+            "checkpoint": _deleted_by(transcript, lambda: client.checkpoint(table_name)),
+            "compact_log": _deleted_by(
+                transcript, partial(client.compact_log, table_name, max(1, latest - 3), latest - 1)
+            ),
+            "cleanup": _deleted_by(transcript, partial(client.cleanup, table_name, latest)),  # this round's last commit
+        }
         step = transcript.events()[start:]
         written = [
             (_WRITTEN_KIND[f.kind], f.uri)
@@ -276,14 +305,18 @@ def test_maintenance_obeys_every_policy_combination(
             and f.kind in _WRITTEN_KIND
         ]
         found += [f"round {i}: {op} wrote {uri.rsplit('/', 1)[-1]}" for op, uri in written if op not in allowed]
-        # Deletes during the cleanup call only: a client may remove its own staged files as it publishes.
-        deleted = [e for e in transcript.events()[cleanup_start:] if e.actor == "storage" and e.op == "delete" and e.ok]
-        if deleted and "metadata_cleanup" not in allowed:
-            found.append(f"round {i}: cleanup deleted {len(deleted)} files")
-        data = [e for e in deleted if "/_delta_log/" not in e.args["uri"]]
+        # Deletes during the maintenance calls only: a client may remove its own staged files as it publishes.
+        if "metadata_cleanup" not in allowed:
+            found += [
+                f"round {i}: {op} deleted {sorted(u.rsplit('/', 1)[-1] for u in uris)} while the policy forbade"
+                " metadata cleanup (deleting a log or staged file is metadata cleanup, whichever call does it)"
+                for op, uris in deleted_by.items()
+                if uris and (op == "cleanup" or any("/_delta_log/" in u for u in uris))
+            ]
+        data = [u for uris in deleted_by.values() for u in uris if "/_delta_log/" not in u]
         if data and not vacuum:
             found.append(
-                f"round {i}: cleanup deleted {len(data)} data files (a vacuum) while the policy forbade vacuum"
+                f"round {i}: maintenance deleted {len(data)} data files (a vacuum) while the policy forbade vacuum"
             )
         if found:
             break

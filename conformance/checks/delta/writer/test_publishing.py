@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+
 import pytest
 
 from conformance.checks.delta.builders import LogBuilder, premise
@@ -10,9 +13,10 @@ from conformance.checks.delta.writer.conftest import WrittenTable
 from conformance.contract.delta import NotSupported, Storage
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
-from conformance.oracle.commits import commit_info
+from conformance.oracle.commits import Action, CommitFormatError, commit_info
+from conformance.oracle.commits import decode as decode_actions
 from conformance.oracle.names import published_uri
-from conformance.report.outcomes import PremiseBroken, not_applicable
+from conformance.report.outcomes import PremiseBroken, Violation, not_applicable
 from conformance.run_context import RunContext
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.client import ReferenceClient
@@ -88,35 +92,108 @@ def test_an_inline_commit_is_published_in_its_place(
     assert {1, 2, 3} <= published, f"after publishing, _delta_log holds v{sorted(published)} of the ratified v0-v3"
 
 
-@pytest.mark.req("WRT-PUBLISH-IDENTICAL")
+# Byte shapes another writer may give a commit, all of them newline-delimited JSON whose lines are
+# single JSON documents (PROTOCOL "Delta Log Entries"): NDJSON needs no final newline, and a JSON
+# document may carry insignificant whitespace (space, tab, carriage return) around its tokens, so a
+# CRLF line ending or spaces after a line's closing brace leave every action as it was. A publisher
+# that "normalises" any of them (appends a final newline, turns CRLF into LF, trims lines, re-encodes)
+# publishes other bytes than were ratified. Shape name -> how a commit's actions become its bytes.
+BYTE_SHAPES: dict[str, Callable[[list[Action]], bytes]] = {
+    "no final newline": lambda acts: b"\n".join(_lines(acts)),
+    "CRLF line endings": lambda acts: b"".join(line + b"\r\n" for line in _lines(acts)),
+    "CRLF line endings, no final newline": lambda acts: b"\r\n".join(_lines(acts)),
+    "spaces and a tab after each line": lambda acts: b"".join(line + b"  \t\n" for line in _lines(acts)),
+    "spaced JSON, no final newline": lambda acts: b"\n".join(_lines(acts, (", ", ": "))),
+}
+
+
+def _lines(actions: list[Action], separators: tuple[str, str] = (",", ":")) -> list[bytes]:
+    return [json.dumps(a, separators=separators).encode() for a in actions]
+
+
+def _ratify_foreign(
+    ref_admin: ReferenceCatalog, log: LogBuilder, table_id: str, first: int, ict: int, *, inline: bool
+) -> dict[int, tuple[str, bytes]]:
+    """Another writer's commits at ``first``.. one per byte shape, staged or inline: version -> (how
+    it is written, its bytes)."""
+    foreign: dict[int, tuple[str, bytes]] = {}
+    for i, (shape, encode) in enumerate(BYTE_SHAPES.items()):
+        version = first + i
+        content = encode(decode_actions(log.data_commit(version, ict=ict + i)))
+        if inline:
+            ref_admin.commit(table_id, version, inline_content=content, in_commit_timestamp=ict + i)
+        else:
+            uri = log.stage(version, content)
+            ref_admin.commit(table_id, version, staged_uri=uri, in_commit_timestamp=ict + i)
+        foreign[version] = (f"another writer's {'inline' if inline else 'staged'} commit, {shape}", content)
+    return foreign
+
+
+def _judge_published(storage: Storage, location: str, ratified: dict[int, tuple[str, bytes]]) -> str | None:
+    """Each published file holds the ratified commit's actions, in order (WRT-PUBLISH-IDENTICAL, a MUST:
+    judged at once); the first one that holds them in other bytes is returned, for WRT-PUBLISH-BYTES (a
+    SHOULD, judged once every MUST has been)."""
+    other_bytes = None
+    for version in sorted(_published_versions(storage, location) - {0}):
+        assert version in ratified, f"v{version} is published but was never ratified"
+        whose, want = ratified[version]
+        content = storage.get(published_uri(location, version))
+        if content == want:
+            continue
+        try:
+            same_actions = decode_actions(content) == decode_actions(want)
+        except CommitFormatError:
+            same_actions = False
+        if not same_actions:
+            raise Violation(
+                "WRT-PUBLISH-IDENTICAL",
+                f"published v{version} ({len(content)} bytes) holds other actions than {whose} ({len(want)}"
+                " bytes): publishing copies the ratified commit",
+            )
+        other_bytes = other_bytes or (
+            f"published v{version} ({len(content)} bytes, ending {content[-4:]!r}) holds the actions of {whose}"
+            f" in other bytes ({len(want)}, ending {want[-4:]!r}): publishing is a copy, and a ratified"
+            " commit's content is immutable"
+        )
+    return other_bytes
+
+
+@pytest.mark.req("WRT-PUBLISH-IDENTICAL", "WRT-PUBLISH-BYTES")
 def test_published_files_equal_the_ratified_commits(
     written: WrittenTable,
     client: RecordingClient,
     ref_admin: ReferenceCatalog,
     suite_storage: Storage,
 ) -> None:
-    # The last commit is another writer's, serialised its own way (raw UTF-8, a space after every
-    # separator): a client that publishes its re-serialisation of what it parsed publishes its own
-    # commits exactly and this one changed.
+    # Above the writer's own commits, other writers' commits in every byte shape (see BYTE_SHAPES),
+    # staged, then inline: a client that publishes a re-serialisation of what it parsed, or tidies the
+    # bytes, publishes its own commits exactly and these changed. The first is serialised with raw
+    # UTF-8 and a space after every separator.
     info = written.info
     latest = ref_admin.get_commits(info.table_id).latest_version
     ict = (commit_info(written.commits[latest]) or {}).get("inCommitTimestamp")
-    with premise("the suite's writer ratifying a commit serialised its own way"):
+    log = LogBuilder(suite_storage, info.location)
+    with premise("the suite's writer ratifying commits serialised its own ways, staged"):
         assert isinstance(ict, int), f"v{latest} has no inCommitTimestamp"
-        log = LogBuilder(suite_storage, info.location)
-        foreign = log.unicode_commit(latest + 1, ict + 1, (", ", ": "))
-        uri = log.stage(latest + 1, foreign)
-        ref_admin.commit(info.table_id, latest + 1, staged_uri=uri, in_commit_timestamp=ict + 1)
-    ratified = written.ratified | {latest + 1: foreign}
-    client.publish(info.name)
-    published = _published_versions(suite_storage, info.location) - {0}
-    if not published:
-        not_applicable("the client does not publish (verified: nothing above v0 in _delta_log)")
-    for version in sorted(published):
-        assert version in ratified, f"v{version} is published but was never ratified"
-        content = suite_storage.get(published_uri(info.location, version))
-        whose = "another writer's commit" if version == latest + 1 else "the ratified commit"
-        assert content == ratified[version], (
-            f"published v{version} ({len(content)} bytes) differs from {whose} ({len(ratified[version])} bytes):"
-            " publishing copies the ratified commit byte for byte"
+        unicode = log.unicode_commit(latest + 1, ict + 1, (", ", ": "))
+        ref_admin.commit(
+            info.table_id, latest + 1, staged_uri=log.stage(latest + 1, unicode), in_commit_timestamp=ict + 1
         )
+        ratified = {v: ("the ratified commit", c) for v, c in written.ratified.items()}
+        ratified[latest + 1] = ("another writer's staged commit, raw UTF-8 and spaced JSON", unicode)
+        ratified |= _ratify_foreign(ref_admin, log, info.table_id, latest + 2, ict + 2, inline=False)
+    client.publish(info.name)
+    if not _published_versions(suite_storage, info.location) - {0}:
+        not_applicable("the client does not publish (verified: nothing above v0 in _delta_log)")
+    other_bytes = _judge_published(suite_storage, info.location, ratified)
+    # The same shapes as inline commits (their bytes are the catalog's, not a file's).
+    top = max(ratified)
+    with premise("the suite's writer ratifying commits serialised its own ways, inline"):
+        ratified |= _ratify_foreign(ref_admin, log, info.table_id, top + 1, ict + top + 1 - latest, inline=True)
+    try:
+        client.publish(info.name)
+        other_bytes = other_bytes or _judge_published(suite_storage, info.location, ratified)
+    except NotSupported:
+        pass  # a client whose catalog API carries no inline commits (Kernel through UC's) publishes none
+    if other_bytes:
+        raise Violation("WRT-PUBLISH-BYTES", other_bytes)
