@@ -11,6 +11,7 @@ from pathlib import Path
 
 from conformance.contract.delta import InvalidRequest, RatifiedCommit, Storage
 from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.catalog.transaction import Tx
 from reference_impl.faults.base import fault
 from reference_impl.storage.commit_file import DEFAULT_READ_LIMITS, ReadLimits
 
@@ -98,3 +99,55 @@ class CarriedMarkSetsWatermark(ReferenceCatalog):
                 tx.conn.execute(
                     "UPDATE tables SET latest_published_version = ? WHERE table_id = ?", (published, table_id)
                 )
+
+
+@fault(
+    "ict-kept-in-seconds",
+    "catalog",
+    breaks=("CAT-RETAIN-UNPUBLISHED",),
+    description="Keeps a commit's in-commit timestamp in whole seconds (a column of epoch seconds): a"
+    " timestamp with a millisecond part is served cut to the second.",
+)
+class IctKeptInSeconds(ReferenceCatalog):
+    def _served(self, commit: RatifiedCommit) -> RatifiedCommit:
+        served = super()._served(commit)
+        ict = served.in_commit_timestamp
+        return served if ict is None else dataclasses.replace(served, in_commit_timestamp=ict // 1000 * 1000)
+
+
+@fault(
+    "inline-content-form-decoded",
+    "catalog",
+    breaks=("CAT-RETAIN-UNPUBLISHED",),
+    description="Serves an inline commit's content through form decoding (as a field of a form-encoded"
+    " body): every '+' in the commit comes back as a space.",
+)
+class InlineContentFormDecoded(ReferenceCatalog):
+    def _served(self, commit: RatifiedCommit) -> RatifiedCommit:
+        served = super()._served(commit)
+        content = served.inline_content
+        return served if content is None else dataclasses.replace(served, inline_content=content.replace(b"+", b" "))
+
+
+@fault(
+    "mark-above-latest-when-caught-up",
+    "catalog",
+    breaks=("CAT-PUBLISH-REPORT-POSSIBLE",),
+    description="Checks a publication mark against the latest version only while commits wait for"
+    " publication: on a table with nothing unpublished a mark above the latest is taken, and the next"
+    " commit ratified is then served as published (not listed).",
+)
+class MarkAboveLatestWhenCaughtUp(ReferenceCatalog):
+    def mark_published(self, table_id: str, version: int) -> None:
+        with self._store.write() as tx:
+            row = self._registered(tx, table_id)
+            caught_up = row.latest_published_version >= row.latest_version
+            if caught_up and isinstance(version, int) and version > row.latest_version:
+                self._publish(tx, table_id, version)  # the bug: nothing waits, so any mark goes
+                return
+        super().mark_published(table_id, version)
+
+    def _stored_commits(self, tx: Tx, table_id: str) -> list[RatifiedCommit]:
+        row = tx.table(table_id)
+        mark = -1 if row is None else row.latest_published_version
+        return [c for c in super()._stored_commits(tx, table_id) if c.version > mark]  # "published": not served

@@ -60,6 +60,13 @@ def ict_of(version: int) -> int:
     return BASE_ICT + version * ICT_STEP
 
 
+def ict_ms_of(version: int) -> int:
+    """``ict_of`` plus a millisecond part that differs from version to version, for the catalog's
+    histories: a store that keeps times in whole seconds, or as floating-point seconds, serves another
+    value for some of them (a served in-commit timestamp is the one proposed, docs/certify.md)."""
+    return ict_of(version) + (version * 389 + 17) % 1000
+
+
 def engine_timestamp_of(version: int) -> int:
     """The ``commitInfo.timestamp`` the builders give a version: running backwards and far from
     every in-commit timestamp, so a reader that resolves time by it (not by the ICT) is seen."""

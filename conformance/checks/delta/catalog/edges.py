@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from conformance.checks.delta.builders import ict_of, premise
+from conformance.checks.delta.builders import ict_ms_of, premise
 from conformance.checks.delta.catalog.inline_shapes import unique
 from conformance.contract.delta import CatalogError, CommitConflict, NotSupported
 from conformance.model.catalog_managed import CatalogTable, Commit, ListingFault
@@ -140,6 +140,7 @@ class Edges:
         self.listings = Cycle(LISTINGS, rng)
         self.calls = Cycle(CALLS, rng)
         self._turn = 0
+        self.reports_above = 0  # marks of L+1 made: every other one on a table with nothing unpublished
 
     def after(self, h: CatalogHistory, index: int, quiet: set[int]) -> None:
         """One listing of the acted-on table and one call on it, or on another table while the
@@ -242,6 +243,12 @@ def _marked(h: CatalogHistory, t: Tracked, index: int, mark: int) -> None:
 def judge_mark(h: CatalogHistory, index: int, edge: Edge, edges: Edges) -> None:
     t = h.tables[index]
     m = t.model
+    if edge.first == "L+1":
+        # Every other report above the latest is made once all is published: a catalog that checks a
+        # mark only against its unpublished commits has nothing to check it against then.
+        edges.reports_above += 1
+        if edges.reports_above % 2 == 0 and m.published < m.latest:
+            h.publish(t, index, m.latest)
     v = version(edge.first, m)
     true = edge.first in ("P+1", "L")
     if true:
@@ -322,14 +329,14 @@ def judge_proposal(h: CatalogHistory, index: int, edge: Edge) -> None:
         return
     mark, true = _carried(h, t, edge.second, expect)
     uri = None if edge.inline else h._stage(t, v)
-    content = unique(v, ict_of(v)) if edge.inline else None
+    content = unique(v, ict_ms_of(v)) if edge.inline else None
     try:
         h.catalog.commit(
             t.info.table_id,
             v,
             staged_uri=uri,
             inline_content=content,
-            in_commit_timestamp=ict_of(v),
+            in_commit_timestamp=ict_ms_of(v),
             latest_published_version=mark,
         )
         got = "ratified"
@@ -425,7 +432,7 @@ def _ratify(h: CatalogHistory, index: int, v: int, rule: str, after: str) -> Non
     t = h.tables[index]
     uri = h._stage(t, v)
     try:
-        h.catalog.commit(t.info.table_id, v, staged_uri=uri, in_commit_timestamp=ict_of(v))
+        h.catalog.commit(t.info.table_id, v, staged_uri=uri, in_commit_timestamp=ict_ms_of(v))
     except CommitConflict:
         h.log.step(f"propose v{v} of {t.info.name} -> conflict")
         raise h.log.violation(

@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import partial
 
-from conformance.checks.delta.builders import CatalogDriver, ict_of, premise
+from conformance.checks.delta.builders import CatalogDriver, ict_ms_of, premise
 from conformance.checks.delta.catalog.inline_shapes import SHAPES
 from conformance.contract.delta import CatalogError, CommitConflict, NotSupported, RatifiedCommit, TableInfo
 from conformance.model.catalog_managed import CatalogTable, Commit, ListingFault
@@ -100,14 +100,14 @@ class CatalogHistory:
         self.proposals += 1
         if self.inline and self.proposals % INLINE_EVERY == 0:
             shape = self.shapes[(self.proposals // INLINE_EVERY) % len(self.shapes)]
-            content = SHAPES[shape](version, ict_of(version))
+            content = SHAPES[shape](version, ict_ms_of(version))
             try:
                 with in_zone(self.proposals):
                     self.catalog.commit(
                         t.info.table_id,
                         version,
                         inline_content=content,
-                        in_commit_timestamp=ict_of(version),
+                        in_commit_timestamp=ict_ms_of(version),
                         latest_published_version=mark,
                     )
             except NotSupported:
@@ -168,7 +168,7 @@ class CatalogHistory:
                     t.info.table_id,
                     commit.version,
                     staged_uri=commit.staged_uri,
-                    in_commit_timestamp=ict_of(commit.version),
+                    in_commit_timestamp=ict_ms_of(commit.version),
                     latest_published_version=mark,
                 )
             got = "ratified"
@@ -232,7 +232,7 @@ class CatalogHistory:
         """Three clients propose the same version at once: exactly one wins, the others conflict."""
         version = t.model.latest + 1
         staged = [self._stage(t, version) for _ in range(3)]
-        propose = partial(self.catalog.commit, t.info.table_id, version, in_commit_timestamp=ict_of(version))
+        propose = partial(self.catalog.commit, t.info.table_id, version, in_commit_timestamp=ict_ms_of(version))
         outcomes = race([partial(propose, staged_uri=uri) for uri in staged], seed=seed, transcript=self.log.transcript)
         winners = [i for i, o in enumerate(outcomes) if o.ok]
         errors = [type(o.error).__name__ for o in outcomes if not o.ok]
@@ -257,7 +257,7 @@ class CatalogHistory:
             return "CAT-RATIFY-RACE"
         try:
             self.catalog.commit(
-                t.info.table_id, version, staged_uri=self._stage(t, version), in_commit_timestamp=ict_of(version)
+                t.info.table_id, version, staged_uri=self._stage(t, version), in_commit_timestamp=ict_ms_of(version)
             )
         except CatalogError:
             return "CAT-RATIFY-RACE"
@@ -269,7 +269,7 @@ class CatalogHistory:
         first, second = t.model.latest + 1, t.model.latest + 2
         uris = [self._stage(t, first), self._stage(t, second)]
         calls = [
-            partial(self.catalog.commit, t.info.table_id, v, staged_uri=u, in_commit_timestamp=ict_of(v))
+            partial(self.catalog.commit, t.info.table_id, v, staged_uri=u, in_commit_timestamp=ict_ms_of(v))
             for v, u in zip((first, second), uris, strict=True)
         ]
         one, two = race(calls, seed=seed, transcript=self.log.transcript)
@@ -422,10 +422,10 @@ class CatalogHistory:
     def judge_timestamps(self, t: Tracked, commits: list[RatifiedCommit], start: int | None, end: int | None) -> None:
         """A catalog may serve no in-commit timestamp with a commit (docs/certify.md), but one it serves
         is part of the ratified commit it stores unchanged: every proposal of the history sent
-        ``ict_of(version)``, and readers resolve time travel on unpublished commits by it (RFC
+        ``ict_ms_of(version)``, and readers resolve time travel on unpublished commits by it (RFC
         "Publishing Commits", note on timestamps). Unity Catalog serves back the one proposed."""
         for c in commits:
-            sent = ict_of(c.version)
+            sent = ict_ms_of(c.version)
             if c.in_commit_timestamp is None or c.in_commit_timestamp == sent:
                 continue
             gap = span(c.in_commit_timestamp - sent)

@@ -73,6 +73,17 @@ def many(version: int, ict: int) -> bytes:
     return _lines([_info(version, ict), *adds])
 
 
+# Every printable ASCII character and some of each UTF-8 length, at three offsets: a store that keeps
+# content through a binary-to-text codec (base64 and its URL-safe variant differ in two symbols) or an
+# escaping layer meets every symbol and every alignment of a 3-byte group.
+EVERY_CHAR = "".join(chr(c) for c in range(0x20, 0x7F)) + "\u00e9\u00ff\u0100\u07ff\u0800\u6771\uffee\U0001d11e"
+
+
+def every_char(version: int, ict: int) -> bytes:
+    texts = {f"text{offset}": "x" * offset + EVERY_CHAR for offset in range(3)}
+    return _lines([_info(version, ict, **texts)], ascii_only=False)
+
+
 def unterminated(version: int, ict: int) -> bytes:
     return compact(version, ict).rstrip(b"\n")
 
@@ -84,4 +95,5 @@ SHAPES: dict[str, Shape] = {
     "spaced": spaced,
     "many": many,
     "unterminated": unterminated,
+    "every_char": every_char,
 }
