@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import urllib.parse
 from pathlib import Path
 
 from conformance.contract.delta import InvalidRequest, RatifiedCommit, Storage
-from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.catalog.catalog import ReferenceCatalog, check_commit
 from reference_impl.catalog.transaction import Tx
 from reference_impl.faults.base import fault
 from reference_impl.storage.commit_file import DEFAULT_READ_LIMITS, ReadLimits
@@ -151,3 +152,18 @@ class MarkAboveLatestWhenCaughtUp(ReferenceCatalog):
         row = tx.table(table_id)
         mark = -1 if row is None else row.latest_published_version
         return [c for c in super()._stored_commits(tx, table_id) if c.version > mark]  # "published": not served
+
+
+@fault(
+    "staged-path-checked-decoded",
+    "catalog",
+    breaks=("CAT-STAGED-IN-TABLE",),
+    description="Checks a staged proposal's path after percent-decoding it (as a web layer decodes a"
+    " path) but ratifies the URI as sent: `_delta_log%2F_staged_commits/<v>.<uuid>.json`, a file in the"
+    " table folder whose name holds an encoded slash, passes as a staged commit.",
+)
+class StagedPathCheckedDecoded(ReferenceCatalog):
+    def _check_proposal(self, location: str, proposal: RatifiedCommit) -> None:
+        uri = proposal.staged_uri
+        decoded = None if uri is None else urllib.parse.unquote(uri)
+        check_commit(location, RatifiedCommit(proposal.version, decoded, proposal.inline_content))

@@ -83,8 +83,10 @@ def folder_misses(location: str, name: str) -> list[NearMiss]:
         NearMiss(f"{loc}{LOG}/{STAGED}/{name}", "the table folder run into _delta_log", True),
         NearMiss(f"{loc}/{LOG}{STAGED}/{name}", "_delta_log run into _staged_commits", True),
         NearMiss(f"{loc}/{LOG}/{STAGED}{name}", "_staged_commits run into the name", True),
-        NearMiss(f"{loc}/{LOG}%2F{STAGED}/{name}", "an encoded / between the folders", False),
-        NearMiss(f"{loc}/{LOG}/{STAGED}%2F{name}", "an encoded / before the name", False),
+        # An encoded / is part of a name, not a separator (RFC 3986 section 2.2): written where the URI
+        # says, an object in the folder above, which a catalog that decodes before it validates takes.
+        NearMiss(f"{loc}/{LOG}%2F{STAGED}/{name}", "an encoded / between the folders", True),
+        NearMiss(f"{loc}/{LOG}/{STAGED}%2F{name}", "an encoded / before the name", True),
     ]
     return misses
 
