@@ -167,3 +167,25 @@ class StagedPathCheckedDecoded(ReferenceCatalog):
         uri = proposal.staged_uri
         decoded = None if uri is None else urllib.parse.unquote(uri)
         check_commit(location, RatifiedCommit(proposal.version, decoded, proposal.inline_content))
+
+
+@fault(
+    "missing-staged-file-stored-then-refused",
+    "catalog",
+    breaks=("CAT-LIST-RATIFIED-ONLY",),
+    description="Reads a staged proposal's file only after storing the proposal: a file that is not there"
+    " is refused to the client, but the proposal stays stored and is listed as ratified.",
+)
+class MissingStagedFileStoredThenRefused(ReferenceCatalog):
+    def _read_staged(self, location: str, staged_uri: str) -> bytes:
+        try:
+            return super()._read_staged(location, staged_uri)
+        except InvalidRequest:
+            return b""  # judged after the store (below)
+
+    def _ratify(
+        self, table_id: str, proposal: RatifiedCommit, published: int | None, content: bytes | None = None
+    ) -> None:
+        super()._ratify(table_id, proposal, published, content or None)
+        if proposal.staged_uri is not None and content == b"":
+            raise InvalidRequest(f"the staged commit {proposal.staged_uri!r} cannot be read")  # the bug: stored

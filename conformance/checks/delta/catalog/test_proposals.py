@@ -15,7 +15,7 @@ from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of,
 from conformance.checks.delta.catalog.staged_paths import folder_misses, name_misses
 from conformance.contract.delta import CatalogError, CommitConflict, TableInfo
 from conformance.observe.recording import RecordingCatalog
-from conformance.report.outcomes import not_applicable
+from conformance.report.outcomes import Violation, not_applicable
 from reference_impl.delta import log_paths as P
 
 
@@ -204,7 +204,7 @@ def test_staged_file_without_its_uuid_is_refused(
     _unchanged(catalog, driver, table, reported, 3, "a staged name without its UUID")
 
 
-@pytest.mark.req("CAT-RATIFY-SEQUENTIAL")
+@pytest.mark.req("CAT-RATIFY-SEQUENTIAL", "CAT-LIST-RATIFIED-ONLY")
 def test_refused_proposal_of_a_missing_staged_file_leaves_its_version_free(
     catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
 ) -> None:
@@ -229,4 +229,11 @@ def test_refused_proposal_of_a_missing_staged_file_leaves_its_version_free(
                 f"the catalog ratifies a staged file that does not exist ({_name(uri)}), as docs/certify.md allows"
                 " (verified: it lists it as v10): no refusal to judge"
             )
+    # A refusal the catalog stored all the same is served to readers as a commit it never ratified.
+    served = driver.listing(table).get(10)
+    if served is not None and served in (never, tidied):
+        raise Violation(
+            "CAT-LIST-RATIFIED-ONLY",
+            f"the catalog refused {_name(served)} as v10, yet lists it as v10: a refused proposal is not ratified",
+        )
     _unchanged(catalog, driver, table, reported, 10, "a proposal of a staged file that does not exist")
