@@ -247,6 +247,9 @@ class CatalogHistory:
                 "exactly one winner and a conflict for each other proposer",
             )
         t.model.ratify(Commit(version, staged[winners[0]]))
+        for o in outcomes:
+            if isinstance(o.error, CommitConflict):  # lost to a rival: the latest it states is the winner's
+                self._judge_conflict_latest(t, version, o.error)
 
     def _race_rule(self, t: Tracked, version: int, winners: list[int]) -> str:
         """Several winners of a race: a catalog that also ratifies a fourth proposal made after the
