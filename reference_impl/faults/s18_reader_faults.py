@@ -6,8 +6,11 @@ the edges of the timestamp argument."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from conformance.contract.delta import Catalog, ReadResult, Storage
 from reference_impl.delta.client import ReferenceClient
+from reference_impl.delta.log_paths import delta_uri
 from reference_impl.delta.snapshot import (
     CommitRef,
     LogReader,
@@ -111,4 +114,83 @@ class TimestampSecondsTruthiness(ReferenceClient):
             return super().read(name, version=version)
         table = self._table(name)
         snap = self._reader.snapshot(table.table_id, table.location, version)
+        return ReadResult(snap.version, read_rows(self.storage, snap))
+
+
+class _LaterDateReader(LogReader):
+    def version_at(self, table_id: str, location: str, timestamp_ms: int) -> int:
+        seg = self.segment(table_id, location)
+        for v in range(seg.latest_version, -1, -1):
+            ref = seg.commits.get(v)
+            if ref is None:
+                break
+            when = self._commit_timestamp(ref, self.commit_actions(ref))
+            # The fault: a version with a published file besides the catalog's commit is dated by the later
+            # of the two timestamps ("a file written later restates the commit"); rows still come from the
+            # catalog's commit.
+            if ref.from_catalog and v in seg.published:
+                published = CommitRef(v, uri=delta_uri(location, v))
+                when = max(when, self._commit_timestamp(published, self.commit_actions(published)))
+            if when <= timestamp_ms:
+                return v
+        return super().version_at(table_id, location, timestamp_ms)  # refuses as the reference does
+
+
+@fault(
+    "timestamp-dated-by-later-file",
+    "client",
+    breaks=("RDR-CATALOG-PRECEDENCE",),
+    description="Time travel by timestamp dates a version that has both a catalog commit and a published"
+    " file by the later of their two in-commit timestamps; snapshots (rows) still take the catalog's"
+    " commit. A stray published file dated after the catalog's commit moves the version later in time.",
+)
+class TimestampDatedByLaterFile(ReferenceClient):
+    reader_class = _LaterDateReader
+
+
+class _FirstListingReader(LogReader):
+    def __init__(self, catalog: Catalog, storage: Storage) -> None:
+        super().__init__(catalog, storage)
+        self._seen: dict[str, frozenset[int]] = {}
+
+    def segment(self, table_id: str, location: str) -> LogSegment:
+        seg = super().segment(table_id, location)
+        # The fault: the published commits are those of the table's first LIST, kept ("published files
+        # never change"); later ones count only while the catalog still lists them. Checkpoints are fresh.
+        seen = self._seen.setdefault(location, seg.published)
+        newest_cp = max(seg.checkpoints, default=-1)
+        kept = {v: r for v, r in seg.commits.items() if r.from_catalog or v in seen or v <= newest_cp}
+        return LogSegment(location, seg.latest_version, kept, seg.checkpoints, seg.published & seen)
+
+    def snapshot_of(self, seg: LogSegment, version: int | None = None) -> Snapshot:
+        target = seg.latest_version if version is None else version
+        cp, base = self._base_checkpoint(seg, target)
+        first = 0 if cp is None else cp + 1
+        # ... and a version in neither is taken for one with nothing to replay.
+        present = [v for v in range(first, target + 1) if v in seg.commits]
+        protocol, metadata, files, infos = replay(base, [(v, self.commit_actions(seg.commits[v])) for v in present])
+        if protocol is None or metadata is None:
+            raise SnapshotError(f"no protocol or metaData at version {target}")
+        return Snapshot(seg.location, target, protocol, metadata, files, infos, cp)
+
+
+@fault(
+    "latest-read-keeps-first-listing",
+    "client",
+    breaks=("RDR-LIST-FALLBACK",),
+    description="For reads of the latest version the reader keeps the published commits of its first"
+    " LIST of a table's _delta_log: commits published and dropped by the catalog after that are in"
+    " neither its listing nor the catalog's answer, and are skipped (reads by version or timestamp are"
+    " right).",
+)
+class LatestReadKeepsFirstListing(ReferenceClient):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._stale = _FirstListingReader(self.catalog, self.storage)
+
+    def read(self, name: str, *, version: int | None = None, timestamp_ms: int | None = None) -> ReadResult:
+        if version is not None or timestamp_ms is not None:
+            return super().read(name, version=version, timestamp_ms=timestamp_ms)
+        table = self._table(name)
+        snap = self._stale.snapshot(table.table_id, table.location)
         return ReadResult(snap.version, read_rows(self.storage, snap))

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import uuid
+from typing import Any
+
+from conformance.contract.delta import TableInfo
+from reference_impl.delta.actions import Action, commit_info_action, encode_commit
 from reference_impl.delta.cleanup import cut_off_checkpoint, log_files
-from reference_impl.delta.client import ReferenceClient
-from reference_impl.delta.log_paths import log_dir, staged_dir
+from reference_impl.delta.client import Proposals, ReferenceClient
+from reference_impl.delta.compaction import reconcile
+from reference_impl.delta.log_paths import compaction_uri, delta_uri, log_dir, staged_dir
+from reference_impl.delta.snapshot import LogReader
 from reference_impl.faults.base import fault
 
 
@@ -97,3 +105,81 @@ class CleanupPublishedStagedByAge(ReferenceClient):
             if f.kind == "staged" and f.version in published and mtimes.get(f.uri, mtimes[cp] + 1) <= mtimes[cp]
         }
         return sorted(doomed)
+
+
+@fault(
+    "checkpoint-publishes-newest-first",
+    "client",
+    breaks=("WRT-PUBLISH-ORDER",),
+    description="So that the checkpoint of the latest version has its Delta file, the checkpoint step first"
+    " copies every ratified, unpublished commit to _delta_log, newest first (it publishes all of them, so"
+    " no gap is left once it is done), then checkpoints the latest version.",
+)
+class CheckpointPublishesNewestFirst(ReferenceClient):
+    def checkpoint(self, name: str) -> int | None:
+        table = self._table(name)
+        if self._policy_allows(table.table_id, "checkpoint"):
+            stored = {c.version: c for c in self.catalog.get_commits(table.table_id).commits}
+            for v in sorted(stored, reverse=True):
+                content = self._log.commit_bytes(LogReader.catalog_ref(stored[v]))
+                with contextlib.suppress(FileExistsError):
+                    self.storage.put(delta_uri(table.location, v), content, if_absent=True)
+        return super().checkpoint(name)
+
+
+@fault(
+    "compaction-carries-table-header",
+    "client",
+    breaks=("WRT-COMPACTION-CONTENT",),
+    description="Each log compaction file is made self-describing: besides the range's reconciled file"
+    " actions it carries the table's protocol and metaData as of the range's last version, whether or not"
+    " a commit of the range holds them (right for a range from v0, wrong for any later one).",
+)
+class CompactionCarriesTableHeader(ReferenceClient):
+    def compact_log(self, name: str, start_version: int, end_version: int) -> bool:
+        table = self._table(name)
+        if not self._policy_allows(table.table_id, "log_compaction"):
+            return False
+        seg = self._log.segment(table.table_id, table.location)
+        if not self._compaction_allowed(seg, start_version, end_version):
+            return False
+        state = self._log.snapshot_of(seg, end_version).state_actions()
+        header = [a for a in state if "protocol" in a or "metaData" in a]
+        commits = [self._log.commit_actions(seg.commits[v]) for v in range(start_version, end_version + 1)]
+        data = encode_commit(reconcile([header, *commits]))
+        with contextlib.suppress(FileExistsError):
+            self.storage.put(compaction_uri(table.location, start_version, end_version), data, if_absent=True)
+        return True
+
+
+@fault(
+    "lost-answer-reports-refreshed-snapshot",
+    "client",
+    breaks=("WRT-LOST-ANSWER-OUTCOME",),
+    description="After a lost answer the writer asks the catalog whether the version it proposed is its own"
+    " (rightly), and when it is, reloads the table and reports the version of that fresh snapshot, taking"
+    " 'my write is now visible' for 'my write is the newest'.",
+)
+class LostAnswerReportsRefreshedSnapshot(ReferenceClient):
+    def _after_lost_answer(self, table: TableInfo, version: int, mine: Proposals) -> int | None:
+        if super()._after_lost_answer(table, version, mine) is None:
+            return None
+        return self._log.snapshot_of(self._log.segment(table.table_id, table.location)).version
+
+
+@fault(
+    "txnid-named-by-client-and-stamp",
+    "client",
+    breaks=("WRT-TXNID-UNIQUE",),
+    description="The txnId is a name-based UUID of the client's own id and the commit's in-commit timestamp,"
+    " so that anyone can recompute it from the commit. Timestamps strictly increase within a table only: one"
+    " client's commits to two tables at the same stamp share a txnId.",
+)
+class TxnIdNamedByClientAndStamp(ReferenceClient):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._client_id = self._uuid()
+
+    def _commit_info(self, ict: int, operation: str) -> Action:
+        txn = str(uuid.uuid5(uuid.NAMESPACE_URL, f"lakecert-client:{self._client_id}/{ict}"))
+        return commit_info_action(ict, txn, operation)

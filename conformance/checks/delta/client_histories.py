@@ -680,13 +680,33 @@ class ClientHistory:
                 out.append((f.version, f.end_version))
         return out
 
+    def _judge_maintenance_publication(self, t: Table, before: set[int], events: StepEvents, what: str) -> None:
+        """A maintenance call may publish (a checkpoint of v needs ``<v>.json``), in order all the same
+        (RFC "Publishing Commits"): each ``<v>.json`` it writes needs ``<v-1>.json`` there before it.
+        Judged before the maintenance file's own rules, so that a call that publishes only the version it
+        maintains, over a gap, is charged to the order it broke."""
+        seen = before | set(range(t.model.published + 1))  # what cleanup removed below was published
+        for e in events.puts:
+            f = parse_log_name(e.args["uri"])
+            if f is None or f.kind != "delta" or not e.args["uri"].startswith(f"{t.info.location}/_delta_log/"):
+                continue
+            if "WRT-PUBLISH-ORDER" in self.rules and f.version > 0 and f.version - 1 not in seen:
+                raise self.charge(
+                    "WRT-PUBLISH-ORDER",
+                    f"{what}: wrote _delta_log/{f.version:020d}.json while v{f.version - 1} was not published",
+                    f"v{f.version} published only after v{f.version - 1}",
+                )
+            seen.add(f.version)
+
     def checkpoint(self, t: Table) -> None:
         c, client = self.client()
+        before = {e.version for e in self._log_entries(t) if e.kind == "delta"}
         events = self._step()
         with premise(f"client {c} checkpointing {t.name}"):
             client.checkpoint(t.name)
         written = self._written(events, "checkpoint")
         self.say(f"client {c}: checkpoint {t.name} -> {[v for v, _ in written]}")
+        self._judge_maintenance_publication(t, before, events, f"client {c}: checkpoint {t.name}")
         if written and self.forbidden(t, "checkpoint"):
             raise self.charge(
                 "WRT-MAINTENANCE-POLICY",
@@ -719,6 +739,7 @@ class ClientHistory:
         c, client = self.client()
         end = t.model.latest
         start = max(1, end - 3)
+        before = {e.version for e in self._log_entries(t) if e.kind == "delta"}
         events = self._step()
         try:
             client.compact_log(t.name, start, end)
@@ -728,6 +749,7 @@ class ClientHistory:
             raise PremiseBroken(f"client {c} compacting {t.name}: {type(e).__name__}: {e}") from e
         written = self._written(events, "compaction")
         self.say(f"client {c}: compact_log({start}, {end}) of {t.name} -> {written}")
+        self._judge_maintenance_publication(t, before, events, f"client {c}: compact_log({start}, {end}) of {t.name}")
         self.learn_published(t)
         if written and self.forbidden(t, "log_compaction"):
             raise self.charge(
@@ -878,11 +900,41 @@ class ClientHistory:
                     " the ratified commit of its version",
                     f"v{expected}'s rows {want}, from the catalog's ratified commits",
                 )
+            missed = self._missed_versions(m, expected, got.rows)
+            forgotten = self._forgotten_upto(t)
+            if ts is None and missed and max(missed) <= forgotten:
+                # Only commits the catalog no longer lists are missing: the reader did not take them from
+                # the published log (RFC "Reading Catalog-managed Tables"), whatever the read asked for.
+                raise self.charge(
+                    "RDR-LIST-FALLBACK",
+                    f"client {c}: read of {t.name} at {how} returned {got.rows}, without the rows of"
+                    f" v{', v'.join(map(str, missed))}: published, and no longer listed by the catalog"
+                    f" (it lists v{forgotten + 1} on)",
+                    f"v{expected}'s rows {want}, the published commits read from _delta_log",
+                )
             raise self.charge(
                 self._read_rule(m, expected, None),
                 f"client {c}: read of {t.name} at {how} returned {got.rows}",
                 f"v{expected}'s rows {want}",
             )
+
+    def _forgotten_upto(self, t: Table) -> int:
+        """The newest version the catalog no longer lists (its publication mark, which may lag behind
+        what the clients published)."""
+        listed = self.ref_admin.get_commits(t.info.table_id)
+        return min((c.version for c in listed.commits), default=listed.latest_version + 1) - 1
+
+    @staticmethod
+    def _missed_versions(m: TableModel, version: int, got: list[dict[str, object]]) -> list[int]:
+        """The versions up to ``version`` whose added rows, still in the table at ``version``, a read
+        left out: which commits a wrong read skipped."""
+        alive = m.versions[version]
+        missed = []
+        for u in range(1, version + 1):
+            added = {i: v for i, v in m.versions[u].items() if m.versions[u - 1].get(i) != v and alive.get(i) == v}
+            if any({"id": i, "value": v} not in got for i, v in added.items()):
+                missed.append(u)
+        return missed
 
     def _unratified_files(self, t: Table, upto: int) -> list[tuple[int, str, list[dict[str, object]]]]:
         """(version, name, rows it adds) of each staged file of a version up to ``upto`` that the
@@ -914,8 +966,7 @@ class ClientHistory:
         choices: list[dict[int, list[dict[str, object]]]] = [{u: rows} for u, _, rows in files]
         # The versions the catalog no longer lists: its publication mark, which may lag behind what
         # the clients published (the model's mark).
-        listed = self.ref_admin.get_commits(t.info.table_id)
-        forgotten = min((c.version for c in listed.commits), default=listed.latest_version + 1) - 1
+        forgotten = self._forgotten_upto(t)
         # Which file of a version sorts first or last depends on the writers' random UUIDs: every
         # combination is tried, so that the finding does not depend on the order the seed gave them.
         for pick, upto in itertools.product((min, max), (version, m.published, forgotten)):

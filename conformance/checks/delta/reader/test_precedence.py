@@ -6,9 +6,11 @@ writes the table state itself and seeds the reference catalog with it.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from conformance.checks.delta.builders import LogBuilder, expected_rows, ict_of, premise, version0
+from conformance.checks.delta.builders import ICT_STEP, LogBuilder, expected_rows, ict_of, premise, version0, when
 from conformance.checks.delta.evidence import attempt
 from conformance.checks.delta.long_names import long_name, prefix_names
 from conformance.checks.delta.reader.inline_commits import REASON
@@ -209,3 +211,41 @@ def test_reader_finds_a_long_named_table_beside_its_prefixes(
         f"a read of the table named by {len(name)} characters gave {rows}; it holds one row, id 1 (its prefixes and its"
         " lower-case spelling name other tables, with other rows): a reader finds its table by its whole name, as given"
     )
+
+
+@pytest.mark.req("RDR-CATALOG-PRECEDENCE")
+def test_catalog_commit_dates_its_version_over_published_file(
+    client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str, seed: int
+) -> None:
+    # The precedence holds for every use of a version's commit, its in-commit timestamp as much as its
+    # rows: v0-v2 published, v3-v6 ratified and staged, and beside each of v3-v6 a stray published file
+    # (other rows, an in-commit timestamp moved by a seed-drawn amount, earlier or later). A reader that
+    # dates a version by the stray file resolves a timestamp between the two dates to the wrong version.
+    _published(seeded, 2)
+    rng = random.Random(seed)
+    latest = 6
+    signs = [-1, 1, -1, 1]  # both directions in every run, at seed-drawn positions
+    rng.shuffle(signs)
+    stray_ict: dict[int, int] = {}
+    for v, sign in zip(range(3, latest + 1), signs, strict=True):
+        stray_ict[v] = ict_of(v) + sign * rng.randrange(1, ICT_STEP // 2)
+        seeded.publish(v, seeded.data_commit(v, "stray-published", ict=stray_ict[v]))
+    ratified = [_staged(seeded, v) for v in range(3, latest + 1)]
+    ref_admin.import_table(table_name, seeded.location, latest, ratified, 2)
+    strays = ", ".join(f"v{v} {when(t)}" for v, t in stray_ict.items())
+    # At each catalog commit's ICT and at each stray file's: the catalog's dates decide both.
+    for ts in sorted({ict_of(v) for v in range(latest + 1)} | set(stray_ict.values())):
+        at_ts = (ts - ict_of(0)) // ICT_STEP
+        got = attempt(lambda t=ts: client.read(table_name, timestamp_ms=t))  # type: ignore[misc]
+        if got.value is None and ts > ict_of(latest):
+            continue  # after the newest commit: Delta readers may refuse (Kernel and Spark do)
+        answer = "was refused" if got.value is None else f"gave v{got.value.version} with rows {got.value.rows}"
+        assert got.value is not None and (got.value.version, got.value.rows) == (
+            at_ts,
+            expected_rows(range(at_ts + 1)),
+        ), (
+            f"a read at {when(ts)} {answer}; the catalog's commits date v{at_ts} at {when(ict_of(at_ts))}, and"
+            f" v{at_ts} (rows {expected_rows(range(at_ts + 1))}) is the latest at or before it. Stray published"
+            f" files of v3-v{latest} carry other timestamps ({strays}):"
+            " a version the catalog returns is its commit, timestamp included"
+        )

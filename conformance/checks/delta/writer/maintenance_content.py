@@ -9,7 +9,8 @@ while ratified, unpublished commits sit above the newest published version:
   unpublished versions under a published version's name (RFC "Maintenance Operations on
   Catalog-managed Tables", WRT-CHECKPOINT-PUBLISHED).
 - ``compaction_fault``: a compaction of x..y holds the reconciled actions of exactly the commits x..y,
-  removes of files added before x included (PROTOCOL.md Log Compaction Files, WRT-COMPACTION-CONTENT).
+  removes of files added before x included, and the range's last protocol and metaData (none when the
+  range has none) (PROTOCOL.md Log Compaction Files, WRT-COMPACTION-CONTENT).
 """
 
 from __future__ import annotations
@@ -101,6 +102,9 @@ def compaction_fault(storage: Storage, location: str, start: int, end: int, comm
         body = C.decode(storage.get(compaction_uri(location, start, end)))
     except C.CommitFormatError as e:
         return f"the compaction of v{start}-v{end} is not newline-delimited JSON actions: {e}"
+    header = _header_fault(start, end, commits, body)
+    if header is not None:
+        return header
     got = {str(a[k]["path"]): k for a in body for k in ("add", "remove") if k in a}
     if got == expected:
         return None
@@ -111,6 +115,36 @@ def compaction_fault(storage: Storage, location: str, start: int, end: int, comm
         if missing
         else ""
     )
+
+
+# The metaData fields that make a table's state (the rest, e.g. createdTime, a writer may leave out).
+_METADATA_FIELDS = ("id", "schemaString", "partitionColumns", "configuration")
+
+
+def _header_fault(start: int, end: int, commits: Commits, body: Sequence[Action]) -> str | None:
+    """Why the compaction's protocol and metaData are not the last of its range (none when the range
+    changes neither: a compaction is read in place of its commits, on top of what comes before it);
+    None when they are. The range is replayed by the suite's oracle from nothing below ``start``."""
+    want = replay(commits, end, (start - 1, []))
+    protocols = [a["protocol"] for a in body if "protocol" in a]
+    metadatas = [a["metaData"] for a in body if "metaData" in a]
+    got_protocol = protocols[-1] if protocols else None
+    got_metadata = {k: metadatas[-1].get(k) for k in _METADATA_FIELDS} if metadatas else None
+    want_metadata = {k: want.metadata.get(k) for k in _METADATA_FIELDS} if want.metadata is not None else None
+    where = f"the compaction of v{start}-v{end}"
+    if got_protocol != want.protocol:
+        last = want.protocol or "none (the range changes no protocol)"
+        return (
+            f"{where} holds the protocol {got_protocol}; the last protocol action of commits {start}-{end} is"
+            f" {last} (a compaction keeps the range's last protocol, and only the range's)"
+        )
+    if got_metadata != want_metadata:
+        last_md = want_metadata or "none (the range changes no metaData)"
+        return (
+            f"{where} holds the metaData {got_metadata}; the last metaData action of commits {start}-{end} is"
+            f" {last_md} (a compaction keeps the range's last metaData, and only the range's)"
+        )
+    return None
 
 
 def published_commits(storage: Storage, location: str, start: int, end: int) -> dict[int, list[Action]]:

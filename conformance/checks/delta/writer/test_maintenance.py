@@ -23,7 +23,7 @@ from conformance.contract.delta import MaintenancePolicy, NotSupported, Storage
 from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.oracle.names import compaction_uri, parse, published_uri
-from conformance.report.outcomes import not_applicable
+from conformance.report.outcomes import Violation, not_applicable
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.client import ReferenceClient
 
@@ -47,13 +47,37 @@ def _published_by(transcript: Transcript, location: str, version: int, seq: int)
     )
 
 
-@pytest.mark.req("WRT-CHECKPOINT-PUBLISHED")
+def _judge_publication_order(transcript: Transcript, location: str, call: str) -> None:
+    """A maintenance call may publish (a checkpoint of v needs ``<v>.json``), but whatever it publishes
+    keeps RFC "Publishing Commits": each ``<v>.json`` the client writes comes after ``<v-1>.json`` was
+    written, by anyone. Judged before whether the maintenance file's versions were published, so that a
+    call that publishes out of order is charged to the order rule, not to the maintenance one."""
+    written: set[int] = set()
+    for e in transcript.events(op="put", ok=True):
+        f = parse(e.args["uri"])
+        if f is None or f.kind != "delta" or not e.args["uri"].startswith(f"{location}/_delta_log/"):
+            continue
+        if e.actor == "storage" and f.version > 0 and f.version - 1 not in written:
+            raise Violation(
+                "WRT-PUBLISH-ORDER",
+                f"{call}: the client wrote _delta_log/{f.version:020d}.json while _delta_log/"
+                f"{f.version - 1:020d}.json had never been written (versions published so far: {sorted(written)});"
+                f" the model allows v{f.version} only after v{f.version - 1}",
+            )
+        if e.actor in ("storage", "suite"):
+            written.add(f.version)
+
+
+@pytest.mark.req("WRT-CHECKPOINT-PUBLISHED", "WRT-PUBLISH-ORDER")
 def test_checkpoints_only_published_versions(
     client: RecordingClient, ref_admin: ReferenceCatalog, transcript: Transcript, table_name: str
 ) -> None:
+    """v3-v4 ratified, unpublished: a checkpoint is of v2 at most, unless the call publishes first, in
+    order (a writer that publishes only the version it checkpoints leaves a gap below it)."""
     _half_published(client, table_name)
     client.checkpoint(table_name)
     location = ref_admin.resolve(table_name).location
+    _judge_publication_order(transcript, location, "checkpoint with v3-v4 unpublished")
     written = client_writes(transcript, "checkpoint")
     if not written:
         not_applicable("the client wrote no checkpoint (verified: no checkpoint file was written)")
@@ -136,7 +160,7 @@ def test_checkpoint_holds_the_state_of_its_version(
         assert why is None, why
 
 
-@pytest.mark.req("WRT-COMPACTION-PUBLISHED")
+@pytest.mark.req("WRT-COMPACTION-PUBLISHED", "WRT-PUBLISH-ORDER")
 def test_compacts_only_published_versions(
     client: RecordingClient, ref_admin: ReferenceCatalog, transcript: Transcript, table_name: str
 ) -> None:
@@ -149,6 +173,7 @@ def test_compacts_only_published_versions(
             assert not client_writes(transcript, "compaction"), "compaction refused, yet a file was written"
             not_applicable("the client does not write log compaction files (verified)")
     location = ref_admin.resolve(table_name).location
+    _judge_publication_order(transcript, location, "compact_log (1, 4), (2, 3), (1, 2) with v3-v4 unpublished")
     for event, f in client_writes(transcript, "compaction"):
         missing = [
             v
@@ -193,8 +218,10 @@ def test_compaction_holds_exactly_its_range(
     # only the removes of files its range added, or none, shows on every one): from v1; in the middle,
     # at the delete of v1's file (2, 3); just after the checkpoint (5, 11); and at the end, removes only
     # (10, 11), one of v9's file (added inside an earlier range) and one of v3's; plus one drawn start.
+    # And from v0, the commit that holds the table's protocol and metaData: a compaction keeps the
+    # range's last ones (the ranges above hold none, and their compactions must hold none either).
     middle = random.Random(seed).randint(3, 9)
-    ranges = ((1, 3), (2, 3), (5, 11), (10, 11), (middle, 11))
+    ranges = ((0, 2), (1, 3), (2, 3), (5, 11), (10, 11), (middle, 11))
     for start, end in ranges:
         try:
             client.compact_log(table_name, start, end)
@@ -203,7 +230,7 @@ def test_compaction_holds_exactly_its_range(
     written = [(start, end) for start, end in ranges if suite_storage.exists(compaction_uri(location, start, end))]
     if not written:
         not_applicable(f"the client wrote no compaction of any of {ranges} (declining is allowed)")
-    commits = published_commits(suite_storage, location, 1, max(end for _, end in written))
+    commits = published_commits(suite_storage, location, 0, max(end for _, end in written))
     for start, end in written:
         why = compaction_fault(suite_storage, location, start, end, commits)
         assert why is None, why

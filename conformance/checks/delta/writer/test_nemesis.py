@@ -325,6 +325,50 @@ def test_lost_answer_then_published_by_another_lands_once(
 
 
 @pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME")
+def test_lost_answer_then_a_rival_reports_its_own_version(
+    bind: Bind,
+    nemesis: NemesisCatalog,
+    ref_admin: ReferenceCatalog,
+    suite_client: ReferenceClient,
+    suite_storage: Storage,
+    table_name: str,
+    transcript: Transcript,
+) -> None:
+    """The catalog ratifies the writer's v2 and the answer is lost; before the writer asks, a rival
+    commits v3. The writer's own commit is v2 whatever the table holds now: with one writer the latest
+    version and the writer's version coincide, so only a commit between the loss and the question tells
+    a writer that reports "the version after my write" from one that reports the version it committed
+    (RFC "Commit Protocol"; "Terminology: Commits")."""
+    client = bind(nemesis)
+    _start(client, nemesis, table_name, A)
+    rival = (lambda: suite_client.append(table_name, [RIVAL]), "a rival's commit was ratified as v3")
+    nemesis.arm("commit", "lose", after=rival)
+    outcome = attempt(lambda: client.append(table_name, [B]))
+    if nemesis.pending:
+        raise PremiseBroken("the writer's append made no proposal through the catalog it was handed")
+    what = "v2 was ratified and its answer lost; a rival committed v3 before the writer asked"
+    info = ref_admin.resolve(table_name)
+    _no_lost_version(ONCE, ref_admin, suite_storage, info, what, transcript)
+    adding, held = _adding(ref_admin, suite_storage, info, B)
+    if len(adding) > 1 or held > 1:
+        raise Violation(
+            ONCE,
+            f"{what}: versions {adding} each add the appended row (the latest version holds it {held} time(s)):"
+            " the writer committed its change again",
+        )
+    if outcome.error is None and adding != [outcome.value]:
+        # The change landed once; what is wrong is the version the writer reports for it: a caller
+        # reading "its" version reads another writer's commit. A wrong report, not a double commit.
+        raise Violation(
+            OUTCOME,
+            f"{what}: the append reported v{outcome.value}, but its row was added at {adding}: the writer"
+            " should report the version its own commit holds, not the table's latest",
+        )
+    _keeps_working(ONCE, client, suite_client, ref_admin, table_name, what)
+    _report_outcome(outcome, held, what)
+
+
+@pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME")
 def test_duplicate_delivery_lands_once(
     bind: Bind,
     nemesis: NemesisCatalog,

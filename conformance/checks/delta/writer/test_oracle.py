@@ -15,7 +15,7 @@ import pytest
 
 from conformance.checks.delta.builders import premise, when
 from conformance.checks.delta.evidence import call_windows, table_commits
-from conformance.checks.delta.writer.conftest import WrittenTable, ahead_client
+from conformance.checks.delta.writer.conftest import DAY_MS, WrittenTable, ahead_client
 from conformance.contract.delta import CommitConflict, Storage
 from conformance.nemesis import in_time_zone
 from conformance.observe.recording import RecordingCatalog, RecordingClient
@@ -25,7 +25,7 @@ from conformance.oracle.commits import Action, in_commit_timestamp, repeated_act
 from conformance.oracle.txn_ids import TxnIdRegistry
 from conformance.run_context import RunContext
 from reference_impl.catalog.catalog import ReferenceCatalog
-from reference_impl.delta.client import ReferenceClient
+from reference_impl.delta.client import ReferenceClient, wall_clock_ms
 
 # India's zone, as a POSIX TZ string (no tz database needed; POSIX counts hours *west* of UTC):
 # UTC+5:30, so a local wall-clock reading taken for UTC lands five and a half hours in the future.
@@ -84,25 +84,43 @@ def test_in_commit_timestamps_are_the_wall_clock_in_utc_milliseconds(
 
 @pytest.mark.req("WRT-TXNID-UNIQUE")
 def test_txn_ids_are_unique_across_tables_and_clients(
+    lakecert: RunContext,
     client_factory: Callable[[], RecordingClient],
     ref_admin: ReferenceCatalog,
     suite_storage: Storage,
+    transcript: Transcript,
     table_name: str,
     txn_ids: TxnIdRegistry,
     request: pytest.FixtureRequest,
+    seed: int,
 ) -> None:
     # Writer 1 writes two tables (an id made of the client's session and the version repeats), writer 2
     # a third (a counter every client starts afresh repeats); the run's registry also holds every
     # txnId of the tables checked before.
+    # Writer 1's tables also share their in-commit timestamps: a peer of the suite's, whose clock is
+    # frozen a day ahead, commits to both at one stamp T, and writer 1 then appends to them in turn. Its
+    # clock behind, it must stamp T+1 on both, then T+2 on both (PROTOCOL.md In-Commit Timestamps): one
+    # client's commits to two tables in one millisecond, made without a hold on the target's clock. An
+    # id made of the session and the in-commit timestamp repeats there.
+    frozen = wall_clock_ms() + DAY_MS
+    peer_catalog = RecordingCatalog(lakecert.reference_catalog(), transcript, actor="suite")
+    peer = ReferenceClient(peer_catalog, suite_storage, seed=seed + 1, clock=lambda: frozen)
     repeats: list[str] = []
     for n, suffixes in ((1, ("a", "b")), (2, ("c",))):
         writer = client_factory()
-        for suffix in suffixes:
-            name = f"{table_name}_{suffix}"
-            with premise(f"writer under test no. {n} writing table {name} (create, two appends)"):
+        names = [f"{table_name}_{suffix}" for suffix in suffixes]
+        with premise(f"writer under test no. {n} creating {names}"):
+            for name in names:
                 writer.create_table(name)
-                writer.append(name, [{"id": 1, "value": "a"}])
-                writer.append(name, [{"id": 2, "value": "b"}])
+        if len(names) > 1:
+            with premise(f"the suite's writer (clock frozen at {when(frozen)}) appending to {names}"):
+                for name in names:
+                    peer.append(name, [{"id": 9, "value": "peer"}])
+        with premise(f"writer under test no. {n} appending to {names} in turn, twice"):
+            for row in ({"id": 1, "value": "a"}, {"id": 2, "value": "b"}):
+                for name in names:
+                    writer.append(name, [row])
+        for name in names:
             commits = _commits(ref_admin, suite_storage, name)
             by_version = {v: txn_id(a) for v, a in commits.items()}
             repeats += txn_ids.record_table(request.node.name, name, by_version)
