@@ -9,9 +9,8 @@ import dataclasses
 import json
 import urllib.parse
 from pathlib import Path
-from typing import Any
 
-from conformance.contract.delta import CommitConflict, InvalidRequest, RatifiedCommit, Storage
+from conformance.contract.delta import InvalidRequest, RatifiedCommit, Storage
 from reference_impl.catalog.catalog import ReferenceCatalog, check_commit
 from reference_impl.catalog.transaction import Tx
 from reference_impl.faults.base import fault
@@ -190,21 +189,3 @@ class MissingStagedFileStoredThenRefused(ReferenceCatalog):
         super()._ratify(table_id, proposal, published, content or None)
         if proposal.staged_uri is not None and content == b"":
             raise InvalidRequest(f"the staged commit {proposal.staged_uri!r} cannot be read")  # the bug: stored
-
-
-@fault(
-    "conflict-states-latest-read-first",
-    "catalog",
-    breaks=("CAT-CONFLICT-LATEST",),
-    description="States in a conflict the latest version it read when the request came in, before the"
-    " locked check: a proposal that loses a race to a rival is told the version before the rival's.",
-)
-class ConflictStatesLatestReadFirst(ReferenceCatalog):
-    def commit(self, table_id: str, version: int, **kwargs: Any) -> None:
-        with self._store.read() as tx:
-            row = tx.table(table_id)
-        first = None if row is None else row.latest_version
-        try:
-            super().commit(table_id, version, **kwargs)
-        except CommitConflict as e:
-            raise CommitConflict(str(e), latest_version=first) from None  # the bug: read before the lock

@@ -82,9 +82,11 @@ def test_checkpoints_only_published_versions(
     if not written:
         not_applicable("the client wrote no checkpoint (verified: no checkpoint file was written)")
     for event, f in written:
-        assert _published_by(transcript, location, f.version, event.seq), (
-            f"checkpoint of v{f.version} written while {published_uri(location, f.version)} did not exist"
-        )
+        if not _published_by(transcript, location, f.version, event.seq):
+            raise Violation(
+                "WRT-CHECKPOINT-PUBLISHED",
+                f"checkpoint of v{f.version} written while {published_uri(location, f.version)} did not exist",
+            )
 
 
 def _deleted_by(transcript: Transcript, call: Callable[[], object]) -> list[str]:
@@ -180,7 +182,11 @@ def test_compacts_only_published_versions(
             for v in range(f.version, (f.end_version or f.version) + 1)
             if not _published_by(transcript, location, v, event.seq)
         ]
-        assert not missing, f"compaction {f.version}-{f.end_version} covers unpublished versions {missing}"
+        if missing:
+            raise Violation(
+                "WRT-COMPACTION-PUBLISHED",
+                f"compaction {f.version}-{f.end_version} covers unpublished versions {missing}",
+            )
 
 
 @pytest.mark.req("WRT-COMPACTION-CONTENT")
