@@ -52,6 +52,7 @@ MARKS = ("P-1", "P", "P+1", "L", "L+1")
 VERSIONS = ("L+1", "L", "P", "P+1", "1", "L+2", "L+3")
 CARRIED = ("none", "P-1", "P", "P+1..L", "L")
 REPORT = "CAT-PUBLISH-REPORT-POSSIBLE"
+BackMark = Literal["mark", "carried"]  # a mark going back given to mark_published, or carried by a proposal
 FILL_LIMIT = 128  # declared caps up to this are filled after a mark going back; larger ones cost too much
 
 
@@ -249,6 +250,8 @@ def judge_mark(h: CatalogHistory, index: int, edge: Edge, edges: Edges) -> None:
         edges.reports_above += 1
         if edges.reports_above % 2 == 0 and m.published < m.latest:
             h.publish(t, index, m.latest)
+    if edge.first == "P-1":
+        leave_room_to_fill(h, index, "mark", 0)
     v = version(edge.first, m)
     true = edge.first in ("P+1", "L")
     if true:
@@ -263,7 +266,7 @@ def judge_mark(h: CatalogHistory, index: int, edge: Edge, edges: Edges) -> None:
         _marked(h, t, index, v)
     h.last_publish = index
     if edge.first == "P-1" and got == "accepted":
-        fill_after_back_mark(h, index)
+        fill_after_back_mark(h, index, "mark")
     if edge.first != "L+1":
         # Going back (P-1) or again (P): a no-op or a refusal, nothing above P dropped.
         h.judge_listing(index, None, None)
@@ -271,17 +274,39 @@ def judge_mark(h: CatalogHistory, index: int, edge: Edge, edges: Edges) -> None:
     _judge_report_above_latest(h, index, v, got == "accepted", edges)
 
 
-def fill_after_back_mark(h: CatalogHistory, index: int) -> None:
-    """A mark going back changes nothing (RFC "Publishing Commits"), so the first time a table takes
-    one it is filled to the declared cap on unpublished commits, every proposal of which the catalog
-    must ratify (CAT-LIMIT-DECLARED): a catalog that moved its mark back counts published commits as
-    waiting and refuses below its cap. Before the restart only, where no refusal is the restart's."""
+def _fill_cap(h: CatalogHistory, t: Tracked, kind: BackMark) -> int | None:
+    """The declared cap a mark going back on this table is followed by a fill to, if any
+    (``fill_after_back_mark``)."""
+    if h.cap is None or h.cap > FILL_LIMIT or kind in t.filled_after_back or h.held_before_restart is not None:
+        return None
+    return h.cap
+
+
+def leave_room_to_fill(h: CatalogHistory, index: int, kind: BackMark, coming: int) -> None:
+    """Before a mark going back that a fill follows, with ``coming`` commits about to be ratified
+    with it: publish (a true mark) until at least one proposal is left below the declared cap. A
+    table already at its cap when the mark goes back gives the fill nothing to propose, and a
+    catalog that moved its mark back went unseen (seen on CI: caught or not with the race's winner)."""
     t = h.tables[index]
-    if h.cap is None or h.cap > FILL_LIMIT or t.filled_after_back or h.held_before_restart is not None:
+    cap = _fill_cap(h, t, kind)
+    over = 0 if cap is None else t.model.latest + coming - t.model.published - (cap - 1)
+    if over > 0:
+        h.publish(t, index, min(t.model.latest, t.model.published + over))
+
+
+def fill_after_back_mark(h: CatalogHistory, index: int, kind: BackMark) -> None:
+    """A mark going back changes nothing (RFC "Publishing Commits"), so the first time a table takes
+    one of each kind (given to ``mark_published``, carried by a proposal) it is filled to the declared
+    cap on unpublished commits, every proposal of which the catalog must ratify (CAT-LIMIT-DECLARED):
+    a catalog that moved its mark back counts published commits as waiting and refuses below its cap.
+    Before the restart only, where no refusal is the restart's."""
+    t = h.tables[index]
+    cap = _fill_cap(h, t, kind)
+    if cap is None:
         return
-    t.filled_after_back = True
-    h.log.step(f"fill {t.info.name} to the declared cap of {h.cap} unpublished commits after a mark going back")
-    while t.model.latest - t.model.published < h.cap:
+    t.filled_after_back.add(kind)
+    h.log.step(f"fill {t.info.name} to the declared cap of {cap} unpublished commits after a mark going back")
+    while t.model.latest - t.model.published < cap:
         h.propose(t, 0)
 
 
@@ -324,6 +349,8 @@ def judge_proposal(h: CatalogHistory, index: int, edge: Edge) -> None:
     expect = m.judge(v)
     if expect == "ratified":
         h.make_room(t, index, 1)  # moves P only, never L: v stays latest + 1
+        if edge.second == "P-1":
+            leave_room_to_fill(h, index, "carried", 1)
     if edge.inline and not h.inline:
         h.log.step(f"edge {edge}: skipped, the catalog hosts no inline commits")
         return
@@ -367,7 +394,7 @@ def judge_proposal(h: CatalogHistory, index: int, edge: Edge) -> None:
             # mark is the model's, so a cap on unpublished commits counts what the model counts.
             h.publish(t, index, mark)
         if edge.second == "P-1":
-            fill_after_back_mark(h, index)
+            fill_after_back_mark(h, index, "carried")
         return
     if expect == "ratified" and got == "conflict":
         raise h.log.violation(
