@@ -1,7 +1,7 @@
 """Faults for the round-9 blind misses (issue 28, session 18): reader.
 
-Three readers, each wrong in a family a blind variant of round 9 lives in, by a different member:
-the order a snapshot's commits are replayed in, a time-travel answer kept while the table grows, and
+Readers, each wrong in a family a blind variant of round 9 lives in, by a different member: the
+order a snapshot's commits are replayed in (two), a time-travel answer kept while the table grows, and
 the edges of the timestamp argument."""
 
 from __future__ import annotations
@@ -32,7 +32,14 @@ def _storage_rank(ref: CommitRef) -> int:
     return 1 if ref.from_catalog else 0
 
 
+def _catalog_first(ref: CommitRef) -> int:
+    """The commits the catalog names (staged or inline) before the published log files."""
+    return 0 if ref.from_catalog else 1
+
+
 class _ByStorageReader(LogReader):
+    rank = staticmethod(_storage_rank)
+
     def snapshot_of(self, seg: LogSegment, version: int | None = None) -> Snapshot:
         target = seg.latest_version if version is None else version
         if target < 0 or target > seg.latest_version:
@@ -44,7 +51,7 @@ class _ByStorageReader(LogReader):
             raise MissingVersionError(missing[0])
         # The fault: grouped by where the bytes are (log files, then staged files, then inline), each
         # group in version order, instead of one version order across all of them.
-        order = sorted(range(first, target + 1), key=lambda v: (_storage_rank(seg.commits[v]), v))
+        order = sorted(range(first, target + 1), key=lambda v: (self.rank(seg.commits[v]), v))
         protocol, metadata, files, infos = replay(base, [(v, self.commit_actions(seg.commits[v])) for v in order])
         if protocol is None or metadata is None:
             raise SnapshotError(f"no protocol or metaData at version {target}")
@@ -61,6 +68,22 @@ class _ByStorageReader(LogReader):
 )
 class ReplaysCommitsGroupedByStorage(ReferenceClient):
     reader_class = _ByStorageReader
+
+
+class _CatalogFirstReader(_ByStorageReader):
+    rank = staticmethod(_catalog_first)
+
+
+@fault(
+    "replays-catalog-commits-first",
+    "client",
+    breaks=("RDR-UNPUBLISHED",),
+    description="A snapshot replays the commits the catalog names first (what it has in hand from the"
+    " listing), then the published log files it lists after, each group in version order. A staged"
+    " commit removing a file a published commit added is replayed before that add: the file comes back.",
+)
+class ReplaysCatalogCommitsFirst(ReferenceClient):
+    reader_class = _CatalogFirstReader
 
 
 class _TimelineOnceReader(LogReader):
