@@ -59,6 +59,7 @@ class CheckState:
     status: Outcome | None = None
     message: str = ""
     violated: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)  # rules shown to hold by a check that broke another at its end
     steps: list[str] = field(default_factory=list)
     reproducer: str | None = None
     premise_broken: bool = False
@@ -196,6 +197,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
         state.status, state.message, state.violated = decide(item, report, call)
         exc = call.excinfo.value if call.excinfo is not None else None
         state.premise_broken = state.status is Outcome.ERROR and state.message.startswith("premise broken: ")
+        if isinstance(exc, Violation) and exc.at_end and state.violated and report.when == "call":
+            state.held = [r for r in req_ids(item) if r not in state.violated]
         # Hypothesis puts the shrunk schedule ("Falsifying example: ...") in the exception's notes.
         state.steps = list(getattr(exc, "__notes__", []))
     elif report.when == "call" and report.passed:

@@ -174,6 +174,7 @@ def record(item: pytest.Item, state: CheckState) -> None:
             state.violated,
             state.premise_broken,
             state.observations,
+            state.held,
         )
     )
 

@@ -49,11 +49,16 @@ class SuiteError(Exception):
 
 
 class Violation(AssertionError):
-    """A failed assertion of a check that covers several requirements, naming the one broken."""
+    """A failed assertion of a check that covers several requirements, naming the one broken.
 
-    def __init__(self, requirement: str, message: str) -> None:
+    ``at_end``: raised once the check had judged everything else, so the other requirements it covers
+    held. A SHOULD broken midway is held to the end this way: the check WARNs for the SHOULD and still
+    shows its MUSTs hold (results.json ``held``), where stopping at once would leave them unjudged."""
+
+    def __init__(self, requirement: str, message: str, *, at_end: bool = False) -> None:
         super().__init__(f"[{requirement}] {message}")
         self.requirement = requirement
+        self.at_end = at_end
 
 
 class PremiseBroken(Exception):

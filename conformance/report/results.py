@@ -24,6 +24,7 @@ class CheckResult:
     violated: list[str] = field(default_factory=list)  # for FAIL/WARN: the requirements actually broken
     premise_broken: bool = False  # ERROR because a set-up step the check does not judge did not hold
     observations: list[str] = field(default_factory=list)  # answers of unexpected shape lakecert accepted
+    held: list[str] = field(default_factory=list)  # for FAIL/WARN at the check's end: the others, shown to hold
 
     @property
     def judged(self) -> list[str]:
@@ -43,6 +44,7 @@ class CheckResult:
             "violated": self.violated,
             "premise_broken": self.premise_broken,
             "observations": self.observations,
+            "held": self.held,
         }
 
     @classmethod
@@ -58,6 +60,7 @@ class CheckResult:
             list(data.get("violated") or []),
             bool(data.get("premise_broken")),
             list(data.get("observations") or []),
+            list(data.get("held") or []),
         )
 
 
@@ -101,6 +104,9 @@ class RunSummary:
             for rid in r.judged:
                 if rid in by_req:
                     by_req[rid].append(r.status)
+            for rid in r.held if not r.premise_broken else []:
+                if rid in by_req:
+                    by_req[rid].append(Outcome.PASS)
         self.statuses = {rid: requirement_outcome(self.requirements[rid], outs) for rid, outs in by_req.items()}
         self.left_out = {r: how for r, how in self.left_out.items() if self.statuses.get(r) is Outcome.NOT_RUN}
 

@@ -82,7 +82,7 @@ class HistoryLog:
         self.steps.append(f"{len(self.steps) + 1}. {text}")
         self.transcript.notes["schedule"] = self.steps[-400:]
 
-    def violation(self, rule: str, observed: str, allowed: str) -> Violation:
+    def violation(self, rule: str, observed: str, allowed: str, *, at_end: bool = False) -> Violation:
         # One line: a violation's message is its first line (the why), so the last steps go in it.
         recent = " | ".join(self.steps[-self.tail :])
         return Violation(
@@ -90,6 +90,7 @@ class HistoryLog:
             f"{observed}; the model allowed {allowed}. Last steps of {len(self.steps)}: {recent}."
             f" Rerun with --seed {self.run_seed} (check seed {self.seed}); the whole schedule is in the"
             " reproducer's notes.",
+            at_end=at_end,
         )
 
 

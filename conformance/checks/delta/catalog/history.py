@@ -68,7 +68,8 @@ class CatalogHistory:
         self.catalog, self.driver, self.log, self.rng = catalog, driver, log, rng
         self.cap = cap  # the cap on unpublished commits per table the target declares, if any
         self.held_before_restart: int | None = None  # most unpublished commits a table held before a restart
-        self.broken_should: Exception | None = None  # a SHOULD broken, charged once the history ends
+        # A SHOULD broken, charged once the history ends (``at_end``: its MUSTs were judged and held).
+        self.broken_should: Exception | None = None
         self._held = 0  # most unpublished commits any table held when a proposal was ratified
         self.tables: list[Tracked] = []
         self.inline = True  # until the catalog says it hosts no inline commits
@@ -215,6 +216,7 @@ class CatalogHistory:
             f"the conflict on v{version} of {t.info.name} stated the latest version v{stated}; the table's latest"
             f" is v{t.model.latest}",
             "a conflict stating the table's own latest ratified version, or none",
+            at_end=True,
         )
 
     def stale(self, t: Tracked) -> None:
@@ -364,6 +366,7 @@ class CatalogHistory:
                     f"after a restart of the catalog, {t.info.name} resolves as not catalog-managed; before it, as"
                     " catalog-managed",
                     "name resolution saying the table is catalog-managed across a restart, as before it",
+                    at_end=True,
                 )
 
     def _timestamps(self, t: Tracked) -> dict[int, int | None]:
