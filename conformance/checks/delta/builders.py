@@ -218,10 +218,11 @@ class CatalogDriver:
                 f" {st.location}, already the location of table {other} (see CAT-STAGING-UNIQUE)"
             )
 
-    def stage(self, table: TableInfo, version: int) -> str:
-        return LogBuilder(self.storage, table.location).stage(
-            version, LogBuilder(self.storage, table.location).data_commit(version)
-        )
+    def stage(self, table: TableInfo, version: int, ict: int | None = None) -> str:
+        """Stage a data commit of ``version`` (its commitInfo dated ``ict``, else ``ict_of(version)``:
+        the in-commit timestamp its proposal must carry, for a catalog that reads it from the file)."""
+        log = LogBuilder(self.storage, table.location)
+        return log.stage(version, log.data_commit(version, ict=ict))
 
     def propose(self, table: TableInfo, version: int) -> str:
         """Stage and propose ``version``; return the staged URI (raises what the catalog raises)."""

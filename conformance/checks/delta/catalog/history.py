@@ -91,7 +91,7 @@ class CatalogHistory:
 
     def _stage(self, t: Tracked, version: int) -> str:
         with premise(f"staging a commit for v{version} of {t.info.name}"):
-            return self.driver.stage(t.info, version)
+            return self.driver.stage(t.info, version, ict_ms_of(version))  # the ICT every proposal here carries
 
     def propose(self, t: Tracked, client: int, *, carry: bool = False) -> None:
         """Propose latest + 1, staged or inline; with the table's publication mark when ``carry``."""
