@@ -5,7 +5,8 @@ Unarmed, ``NemesisCatalog`` forwards every call and counts it. Armed for one ope
 
 - ``lose``: forward the call (the catalog acts), then raise ``CatalogTimeout`` instead of the answer;
 - ``duplicate``: deliver a proposal twice, as a network retry would, and return the second answer;
-- ``crash_before``: raise ``ClientCrashed`` without forwarding (the client staged, never proposed);
+- ``crash_before``: raise ``ClientCrashed`` without forwarding (the client staged, never proposed; or,
+  armed for ``mark_published``, copied what it publishes and never told the catalog);
 - ``crash_after``: forward, then raise ``ClientCrashed`` (ratified, the client never heard of it);
 - ``restart``: forward, restart the catalog (``restart()`` gives the catalog to use from then on),
   then raise ``CatalogTimeout``: the answer went down with the server.
@@ -71,8 +72,10 @@ class NemesisCatalog(Between):
         before: tuple[Callable[[], object], str] | None = None,
         after: tuple[Callable[[], object], str] | None = None,
     ) -> None:
-        if action in ("duplicate", "crash_before", "crash_after", "restart") and op != "commit":
+        if action in ("duplicate", "crash_after", "restart") and op != "commit":
             raise ValueError(f"{action} applies to commit proposals, not {op}")
+        if action == "crash_before" and op == "get_commits":
+            raise ValueError("crash_before applies to proposals and publication marks, not listings")
         if action == "restart" and self._restart is None:
             raise ValueError("this nemesis has no catalog to restart")
         if after is not None and action not in ("lose", "duplicate"):
@@ -177,8 +180,8 @@ class NemesisCatalog(Between):
 
     def mark_published(self, table_id: str, version: int) -> None:
         self.calls += 1
-        self._lost(
-            f"publication mark of v{version}",
-            lambda: self._inner.mark_published(table_id, version),
-            self._take("mark_published"),
-        )
+        action = self._take("mark_published")
+        if action == "crash_before":
+            self.fired.append(f"the client crashed after copying its commits, before marking v{version} published")
+            raise ClientCrashed(f"lakecert's nemesis crashed the client before it marked v{version} published")
+        self._lost(f"publication mark of v{version}", lambda: self._inner.mark_published(table_id, version), action)

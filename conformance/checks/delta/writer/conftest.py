@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from itertools import count
+from typing import Protocol
 
 import pytest
 
@@ -70,7 +70,11 @@ def written(
     return WrittenTable(info, ratified, suite_storage)
 
 
-Bind = Callable[[Catalog], RecordingClient]
+class Bind(Protocol):
+    """Builds a client under test bound to ``catalog`` (and to ``through``, the run's recording storage
+    unless given: the nemesis's ``CrashingStorage`` crashes a client between two of its writes)."""
+
+    def __call__(self, catalog: Catalog, through: Storage | None = None) -> RecordingClient: ...
 
 
 @pytest.fixture
@@ -79,9 +83,9 @@ def bind(lakecert: RunContext, storage: Storage, transcript: Transcript, request
     recording reference), each with a seed of its own."""
     made = count()
 
-    def build(catalog: Catalog) -> RecordingClient:
+    def build(catalog: Catalog, through: Storage | None = None) -> RecordingClient:
         seed = lakecert.derived_seed(f"{request.node.nodeid}#nemesis{next(made)}")
-        env = replace(lakecert.env, storage=storage, seed=seed)
+        env = replace(lakecert.env, storage=through or storage, seed=seed)
         return RecordingClient(
             lakecert.build_client(catalog, env), transcript, call_s=lakecert.config.settings.deadlines.call_s
         )

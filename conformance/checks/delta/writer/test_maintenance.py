@@ -280,6 +280,23 @@ POLICY_DIMENSIONS = ("checkpoint", "log_compaction", "checksum", "metadata_clean
 _WRITTEN_KIND = {"checkpoint": "checkpoint", "compaction": "log_compaction", "checksum": "checksum"}
 
 
+MAINTENANCE_CALLS = ("checkpoint", "compact_log", "cleanup")
+BARE_LATEST = 11  # the commits of each round's table without a checkpoint: past one checkpoint interval
+
+
+def _maintenance_calls(
+    client: RecordingClient, transcript: Transcript, name: str, latest: int, order: list[str]
+) -> dict[str, list[str]]:
+    """Every maintenance call of the contract on table ``name`` at ``latest``, in ``order``: the files
+    each deleted. Compaction covers the three commits below the latest, cleanup cuts off at the latest."""
+    calls: dict[str, Callable[[], object]] = {
+        "checkpoint": partial(client.checkpoint, name),
+        "compact_log": partial(client.compact_log, name, max(1, latest - 3), latest - 1),
+        "cleanup": partial(client.cleanup, name, latest),
+    }
+    return {f"{op} of {name}": _deleted_by(transcript, calls[op]) for op in order}
+
+
 @pytest.mark.req("WRT-MAINTENANCE-POLICY")
 def test_maintenance_obeys_every_policy_combination(
     client: RecordingClient, ref_admin: ReferenceCatalog, transcript: Transcript, table_name: str, seed: int
@@ -289,14 +306,25 @@ def test_maintenance_obeys_every_policy_combination(
     allowed every other round: each round appends, deletes the previous round's row, publishes,
     checkpoints, compacts and cleans up to its own commit, and nothing the round's policy forbids may
     be written or deleted (RFC "Maintenance Operations on Catalog-managed
-    Tables": the policies cover checkpoints, log compaction, checksum files and metadata cleanup)."""
+    Tables": the policies cover checkpoints, log compaction, checksum files and metadata cleanup).
+
+    The running table has a checkpoint from round 1 on, so every call there finds its prerequisites
+    made, and it is published at odd versions only. Each round therefore also runs every maintenance
+    call on a table of its own that has never been checkpointed (eleven commits, published at v10 and
+    v11), in an order the seed draws per round: a call that makes what it needs first (a cleanup or a
+    compaction that writes a checkpoint to work from) does so only there, and a writer that
+    checkpoints on its own every ten commits does so there in every round. Whatever ANY call (a
+    commit, a publication or a maintenance call) writes in ``_delta_log``, and whatever a maintenance
+    call deletes there, is judged against the policy, not only what the call named after the
+    forbidden operation does."""
     combos = [
         frozenset(op for op, on in zip(POLICY_DIMENSIONS, bits, strict=True) if on)
         for bits in itertools.product((True, False), repeat=len(POLICY_DIMENSIONS))
     ]
     # Everything allowed first (what a client that asks once and keeps the answer would keep), then
     # the other fifteen in the seed's order.
-    combos = [combos[0], *random.Random(seed).sample(combos[1:], len(combos) - 1)]
+    rng = random.Random(seed)
+    combos = [combos[0], *rng.sample(combos[1:], len(combos) - 1)]
     with premise("the writer under test creating the table and publishing v1"):
         client.create_table(table_name)
         client.append(table_name, [{"id": 0, "value": "x"}])
@@ -310,24 +338,34 @@ def test_maintenance_obeys_every_policy_combination(
         # other round forbids it, and each round deletes the previous round's row (a data file to vacuum).
         vacuum = i % 2 == 0
         policy = allowed | ({"vacuum"} if vacuum else set())
+        bare = f"{table_name}_bare{i}"  # this round's table without a checkpoint
+        with premise(f"the writer under test creating a table in round {i}"):
+            client.create_table(bare)
         ref_admin.set_maintenance_policy(table_id, MaintenancePolicy(allowed=policy))
-        schedule.append(f"round {i}: the policy allows {sorted(policy) or 'nothing'}")
+        ref_admin.set_maintenance_policy(ref_admin.resolve(bare).table_id, MaintenancePolicy(allowed=policy))
+        order = rng.sample(MAINTENANCE_CALLS, len(MAINTENANCE_CALLS))
+        schedule.append(
+            f"round {i}: the policy allows {sorted(policy) or 'nothing'}; calls on {bare} (never checkpointed)"
+            f" in the order {order}"
+        )
         start = len(transcript.events())
         with premise(f"the writer under test committing, deleting and publishing in round {i}"):
             client.append(table_name, [{"id": i, "value": "x"}])
             latest = client.delete(table_name, [i - 1])
             client.publish(table_name)
+            # Past v10, Delta's default checkpoint interval (delta.checkpointInterval), published at v10
+            # itself: a writer that checkpoints every ten commits on its own does it here, asked or not.
+            for row in range(1, BARE_LATEST + 1):
+                client.append(bare, [{"id": row, "value": "x"}])
+                if row % 10 == 0 or row == BARE_LATEST:
+                    client.publish(bare)
         # What each maintenance call deleted: under a policy that forbids metadata cleanup no call may
         # delete a log or staged file (a checkpoint or a compaction that tidies what it covers runs
         # metadata cleanup); the cleanup call may delete nothing at all.
-        deleted_by = {
-            "checkpoint": _deleted_by(transcript, lambda: client.checkpoint(table_name)),
-            "compact_log": _deleted_by(
-                transcript, partial(client.compact_log, table_name, max(1, latest - 3), latest - 1)
-            ),
-            "cleanup": _deleted_by(transcript, partial(client.cleanup, table_name, latest)),  # this round's last commit
-        }
+        deleted_by = _maintenance_calls(client, transcript, table_name, latest, list(MAINTENANCE_CALLS))
+        deleted_by |= _maintenance_calls(client, transcript, bare, BARE_LATEST, order)  # to its last commit
         step = transcript.events()[start:]
+        # Every maintenance file written in the round, whichever call (or commit) wrote it, by its kind.
         written = [
             (_WRITTEN_KIND[f.kind], f.uri)
             for e in step
@@ -337,14 +375,18 @@ def test_maintenance_obeys_every_policy_combination(
             and (f := parse(e.args["uri"]))
             and f.kind in _WRITTEN_KIND
         ]
-        found += [f"round {i}: {op} wrote {uri.rsplit('/', 1)[-1]}" for op, uri in written if op not in allowed]
+        found += [
+            f"round {i}: {op} file {'/'.join(uri.rsplit('/', 3)[-3:])} written"
+            for op, uri in written
+            if op not in allowed
+        ]
         # Deletes during the maintenance calls only: a client may remove its own staged files as it publishes.
         if "metadata_cleanup" not in allowed:
             found += [
-                f"round {i}: {op} deleted {sorted(u.rsplit('/', 1)[-1] for u in uris)} while the policy forbade"
+                f"round {i}: {call} deleted {sorted(u.rsplit('/', 1)[-1] for u in uris)} while the policy forbade"
                 " metadata cleanup (deleting a log or staged file is metadata cleanup, whichever call does it)"
-                for op, uris in deleted_by.items()
-                if uris and (op == "cleanup" or any("/_delta_log/" in u for u in uris))
+                for call, uris in deleted_by.items()
+                if uris and (call.startswith("cleanup") or any("/_delta_log/" in u for u in uris))
             ]
         data = [u for uris in deleted_by.values() for u in uris if "/_delta_log/" not in u]
         if data and not vacuum:

@@ -11,8 +11,10 @@ catalog) cannot be reached by the nemesis: those checks are NOT_APPLICABLE, neve
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import replace
+from functools import partial
 
 import pytest
 
@@ -20,7 +22,7 @@ from conformance.checks.delta.builders import premise, when
 from conformance.checks.delta.evidence import Attempt, attempt, log_files, proposals, ratified_content
 from conformance.checks.delta.writer.conftest import DAY_MS, Bind
 from conformance.contract.delta import Catalog, NotSupported, Storage, TableInfo
-from conformance.nemesis import NemesisCatalog, in_time_zone
+from conformance.nemesis import CrashingStorage, NemesisCatalog, in_time_zone
 from conformance.nemesis.clock import FAR_EAST, FAR_WEST
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
@@ -745,3 +747,92 @@ def test_in_commit_timestamps_pass_a_skewed_peer_in_any_time_zone(
             " commit's must be later than the one before, whatever the writer's clock or time zone"
         )
     transcript.notes["time_zones"] = {"v3": FAR_WEST, "v5": FAR_EAST, "peer_ahead_ms": FAR_AHEAD_MS}
+
+
+# Where a publication can be cut short: after copying some of the ratified commits (1 of 3, 2 of 3), after
+# copying all of them and before the mark. ``None`` copies: the crash falls on the catalog call.
+PUBLICATION_CRASHES = (
+    (1, "after copying v1 of v1-v3"),
+    (2, "after copying v1-v2 of v1-v3"),
+    (None, "after copying v1-v3, before the mark"),
+)
+# Who publishes next: a new writer (a new process) at once, a new writer after an append of its own (so
+# that it has something new to copy), or the crashed writer itself, restarted in place with its storage
+# back (a client object that keeps state across a failed publish).
+NEXT_PUBLISHERS = ("new", "new-appends-first", "same")
+
+
+@pytest.mark.req("WRT-CRASH-RECOVERY")
+def test_crash_anywhere_in_a_publication_is_finished_by_the_next_publisher(
+    bind: Bind,
+    ref_catalog: RecordingCatalog,
+    ref_admin: ReferenceCatalog,
+    storage: Storage,
+    suite_storage: Storage,
+    transcript: Transcript,
+    table_name: str,
+) -> None:
+    """A publication is a sequence: copy v1, copy v2, ..., then tell the catalog (RFC "Publishing
+    Commits"). A writer crashes at every point of it, each time on a table of its own: after some
+    copies, after all of them, before the mark. The next publisher (``NEXT_PUBLISHERS``) then
+    publishes; after it every ratified commit must be in ``_delta_log`` as ratified AND the catalog's
+    mark must be where the published files are (the catalog holds none of them as unpublished). Files
+    found already copied are no reason to skip the mark: the catalog never heard of them, and a
+    catalog with a cap on unpublished commits then refuses every write."""
+    schedule: list[str] = []
+    transcript.notes["schedule"] = schedule
+    judged = 0
+    for point, ((copies, where), who) in enumerate(itertools.product(PUBLICATION_CRASHES, NEXT_PUBLISHERS)):
+        name = f"{table_name}_{point}"
+        # The crashed writer has a nemesis and a storage of its own: once crashed, it does nothing more.
+        crashing = CrashingStorage(storage)
+        nemesis = NemesisCatalog(ref_catalog)
+        crashed = bind(nemesis, crashing)
+        _start(crashed, nemesis, name, A, B, C)  # v1-v3, ratified and unpublished
+        if copies is None:
+            nemesis.arm("mark_published", "crash_before")
+        else:
+            crashing.crash_after_copies(copies)
+        crash = attempt(partial(crashed.publish, name))
+        schedule.append(f"table {name}: v1-v3 by the writer; it crashed {where}")
+        if crash.error is None:
+            # The crash point was never reached (a publisher that copies otherwise than one file per
+            # commit, or that never marks): nothing at this point to judge.
+            schedule.append(f"table {name}: the publish returned: the crash {where} did not take")
+            continue
+        judged += 1
+        latest = 4 if who == "new-appends-first" else 3
+        what = (
+            f"a writer crashed {where} while publishing; then "
+            + {
+                "new": "a new writer published",
+                "new-appends-first": "a new writer appended v4 and published",
+                "same": "the same writer, restarted in place, published again",
+            }[who]
+        )
+        schedule.append(f"table {name}: then {who} publishes")
+        if who == "same":
+            crashing.revive()
+            nxt = crashed
+        else:
+            nxt = bind(ref_catalog)
+        if who == "new-appends-first":
+            with premise(f"the next writer under test appending to {name} after a crashed publication"):
+                nxt.append(name, [{"id": 4, "value": "d"}])
+        done = attempt(partial(nxt.publish, name))
+        if done.error is not None:
+            raise Violation(CRASH, f"{what}: its publish raised {type(done.error).__name__}: {done.error}")
+        # Every ratified commit copied, as ratified ...
+        _published_as_ratified(ref_admin, suite_storage, transcript, name, latest, what)
+        # ... and the catalog told: a version it still holds as unpublished, with its file in _delta_log,
+        # is a publication the catalog never heard of (the reference catalog drops what it is told of).
+        unmarked = sorted(c.version for c in ref_admin.get_commits(ref_admin.resolve(name).table_id).commits)
+        if unmarked:
+            raise Violation(
+                CRASH,
+                f"{what}: _delta_log holds v1-v{latest}, yet the catalog still holds v{unmarked[0]}-v{unmarked[-1]}"
+                " as unpublished: the next publication must leave the catalog's mark where the published files"
+                " are, whoever copied them",
+            )
+    if judged == 0:
+        raise PremiseBroken(f"no crash in a publication took (the writer's publish returned each time): {schedule}")

@@ -130,6 +130,12 @@ def test_txn_ids_are_unique_across_tables_and_clients(
     )
 
 
+# Row counts around the boundaries a writer may split an append at: round numbers (1,000, 10,000), powers
+# of two (1,024, 4,096, 8,192) and Arrow's default batch of 65,536 rows; about 98,000 rows in all, a few
+# hundred milliseconds for an in-process writer.
+APPEND_SIZES = (1, 999, 1000, 1001, 1024, 1025, 4096, 4097, 8193, 10_000, 10_001, 65_537)
+
+
 @pytest.mark.req("WRT-FILE-ACTIONS-ONCE")
 def test_each_file_action_and_metadata_once_per_commit(
     written: WrittenTable,
@@ -148,16 +154,26 @@ def test_each_file_action_and_metadata_once_per_commit(
         if not raced and table_id == written.info.table_id:
             raced.append(suite_client.append(name, [{"id": 990, "value": "rival"}]))
 
-    transcript.notes["schedule"] = [
+    schedule = [
         "client: create, 12 appends, delete (v0-v13)",
         "suite: append (v14) just before the client's next proposal",
         "client: append, whose proposal for v14 conflicts",
     ]
+    transcript.notes["schedule"] = schedule
     ref_catalog.before_commit.append(rival)
     # Rebasing is a MAY: a writer that gives the conflict up has no rebased commit to judge.
     with premise("the writer under test appending after losing v14 to a rival"), suppress(CommitConflict):
         client.append(name, [{"id": 991, "value": "after the race"}])
     ref_catalog.before_commit.remove(rival)
+    # Appends of every size a writer may split at: a writer that writes a large append as several files
+    # (row groups, batches, chunks of a power of two or of a round number) names each file and adds
+    # each once. The sizes sit on both sides of the usual boundaries; one append of each.
+    base = 100_000
+    for size in APPEND_SIZES:
+        schedule.append(f"client: append of {size} rows")
+        with premise(f"the writer under test appending {size} rows in one commit"):
+            client.append(name, [{"id": base + k, "value": "s"} for k in range(size)])
+        base += size
     # Every commit as the catalog ratified it, the rebased one included, read by lakecert's decoder.
     for version, actions in _commits(ref_admin, written.storage, name).items():
         repeated = repeated_actions(actions)
