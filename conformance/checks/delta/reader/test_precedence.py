@@ -71,35 +71,6 @@ def test_catalog_commit_wins_over_published_file(
     )
 
 
-@pytest.mark.req("RDR-IGNORE-ABOVE-LATEST")
-def test_files_above_latest_version_are_ignored(
-    client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
-) -> None:
-    _published(seeded, 3)
-    above = {4: seeded.data_commit(4), 5: seeded.data_commit(5)}
-    seeded.publish(4, above[4])
-    seeded.stage(5, above[5])
-    # A checkpoint of v5 that _last_checkpoint points at: a fast path for latest reads must not take it.
-    write_checkpoint(
-        seeded.storage,
-        seeded.location,
-        5,
-        _state(seeded, [seeded.storage.get(delta_uri(seeded.location, v)) for v in range(1, 4)] + list(above.values())),
-    )
-    ref_admin.import_table(table_name, seeded.location, 3, [], 3)
-    result = client.read(table_name)
-    assert result.version == 3, f"read version {result.version}; the catalog's latest is 3"
-    assert result.rows == expected_rows(range(4)), f"rows {result.rows} include versions above 3"
-    below = client.read(table_name, version=2)
-    assert (below.version, below.rows) == (2, expected_rows(range(3))), f"as of v2: v{below.version} {below.rows}"
-    for version in (4, 5):
-        # Above the latest nothing answers: neither the files there nor the latest version instead.
-        answer = attempt(lambda v=version: client.read(table_name, version=v))  # type: ignore[misc]
-        assert answer.error is not None, (
-            f"a read as of v{version} (the latest is 3) answered v{answer.value.version if answer.value else '?'}"
-        )
-
-
 @pytest.mark.req("RDR-IGNORE-UNRATIFIED")
 def test_unratified_staged_files_are_ignored(
     client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str

@@ -1,0 +1,177 @@
+"""Stray files: files in a table's ``_delta_log`` that the catalog's answer overrides, of every kind a
+log holds, met by every kind of read (RFC "Reading Catalog-managed Tables").
+
+The kinds: published commits, staged commits, a checkpoint that ``_last_checkpoint`` names, log
+compaction files. The reads: the latest version, every version, and by in-commit timestamp at every
+commit's time and at every stray file's. A reader usually gathers its files in one place per kind of
+read (a latest snapshot, a snapshot of a version, the timeline behind a timestamp), so a bound or a
+precedence kept in one of them and forgotten in another shows only where that kind of read meets
+that kind of file. Two positions, one check each:
+
+- above the catalog's latest version, where every file is ignored whatever its kind
+  (RDR-IGNORE-ABOVE-LATEST); their in-commit timestamps fall between the catalog's commits' and
+  after the latest one, so a timeline that counts them answers a timestamp with the wrong version;
+- over versions the catalog returns although they are published (the RFC's example: the catalog was
+  not told of the publication), where the catalog's commit is the one read
+  (RDR-CATALOG-PRECEDENCE): a log compaction made from published files that differ from the
+  catalog's commits stands for those files, so a reader that replays it in place of versions the
+  catalog returns reads what the catalog overrides.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from conformance.checks.delta.builders import ICT_STEP, LogBuilder, expected_rows, ict_of, premise, version0, when
+from conformance.contract.delta import CatalogError, RatifiedCommit, ReadResult
+from conformance.observe.recording import RecordingClient, TargetRaised
+from conformance.report.outcomes import Violation
+from reference_impl.catalog.catalog import ReferenceCatalog
+from reference_impl.delta import actions as A
+from reference_impl.delta.checkpoint import write_checkpoint
+from reference_impl.delta.compaction import reconcile
+from reference_impl.delta.log_paths import compaction_uri
+
+ABOVE = "RDR-IGNORE-ABOVE-LATEST"
+PRECEDENCE = "RDR-CATALOG-PRECEDENCE"
+STRAY_VALUE = "stray"  # the value of every row a stray file adds
+
+
+def _read(
+    client: RecordingClient, name: str, version: int | None = None, timestamp_ms: int | None = None
+) -> ReadResult | None:
+    """The client's answer, or None when it refused (a contract error or the target's own exception);
+    anything else (a broken adapter, a deadline) is not an answer and propagates."""
+    try:
+        return client.read(name, version=version, timestamp_ms=timestamp_ms)
+    except (CatalogError, TargetRaised):
+        return None
+
+
+def _said(got: ReadResult | None) -> str:
+    return "was refused" if got is None else f"gave v{got.version} with rows {got.rows}"
+
+
+def _write_commits(b: LogBuilder, latest: int, published: int) -> tuple[dict[int, bytes], list[RatifiedCommit]]:
+    """v0..``published`` published; ``published``+1..``latest`` ratified and staged (the catalog's).
+    Returns every version's commit and the catalog's commits."""
+    contents = {0: version0(b.location)} | {v: b.data_commit(v) for v in range(1, latest + 1)}
+    ratified = []
+    for v, content in contents.items():
+        if v <= published:
+            b.publish(v, content)
+        else:
+            ratified.append(RatifiedCommit(v, staged_uri=b.stage(v, content), in_commit_timestamp=ict_of(v)))
+    return contents, ratified
+
+
+LATEST, PUBLISHED = 5, 2
+
+
+@pytest.mark.req("RDR-IGNORE-ABOVE-LATEST", "RDR-TIME-TRAVEL-ICT")
+def test_no_kind_of_read_uses_a_file_above_the_latest(
+    client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str, seed: int
+) -> None:
+    # v0-v2 published, v3-v5 staged and ratified; above them v6 published, v7 staged, v8 published, a
+    # checkpoint of v6 that _last_checkpoint names, and a compaction of v5-v6. The strays' in-commit
+    # timestamps: one between two published commits, one between two unpublished ones, one after
+    # the latest, in a seed-drawn order.
+    rng = random.Random(seed)
+    between = [
+        ict_of(rng.randrange(0, PUBLISHED)) + ICT_STEP // 2,
+        ict_of(rng.randrange(PUBLISHED, LATEST)) + ICT_STEP // 2,
+        ict_of(LATEST) + ICT_STEP // 2,
+    ]
+    rng.shuffle(between)
+    stray_ict = dict(zip(range(LATEST + 1, LATEST + 4), between, strict=True))
+    with premise("the suite writing the table and the files above its latest version"):
+        contents, ratified = _write_commits(seeded, LATEST, PUBLISHED)
+        strays = {v: seeded.data_commit(v, STRAY_VALUE, ict=t) for v, t in stray_ict.items()}
+        seeded.publish(LATEST + 1, strays[LATEST + 1])
+        seeded.stage(LATEST + 2, strays[LATEST + 2])
+        seeded.publish(LATEST + 3, strays[LATEST + 3])
+        above = [A.decode_commit(c) for c in (*contents.values(), strays[LATEST + 1])]
+        state = [a for a in reconcile(above) if "remove" not in a]
+        write_checkpoint(seeded.storage, seeded.location, LATEST + 1, state)
+        compacted = A.encode_commit(reconcile(above[LATEST:]))  # v5 and v6
+        seeded.storage.put(compaction_uri(seeded.location, LATEST, LATEST + 1), compacted)
+        ref_admin.import_table(table_name, seeded.location, LATEST, ratified, PUBLISHED)
+    told = (
+        f"The catalog's latest is v{LATEST}; above it the log holds v{LATEST + 1} and v{LATEST + 3} published,"
+        f" v{LATEST + 2} staged (dated {', '.join(f'v{v} {when(t)}' for v, t in stray_ict.items())}), a checkpoint of"
+        f" v{LATEST + 1} named by _last_checkpoint and a compaction of v{LATEST}-v{LATEST + 1}"
+    )
+    for version in [None, *range(LATEST + 1)]:
+        want = LATEST if version is None else version
+        got = _read(client, table_name, version)
+        if got is None or (got.version, got.rows) != (want, expected_rows(range(want + 1))):
+            what = "the latest version" if version is None else f"v{version}"
+            raise Violation(ABOVE, f"a read of {what} {_said(got)}, not v{want}'s rows. {told}")
+    for version in stray_ict:
+        got = _read(client, table_name, version=version)
+        if got is not None:
+            raise Violation(
+                ABOVE, f"a read as of v{version} {_said(got)}; nothing above v{LATEST} is the table. {told}"
+            )
+    dated = {v: ict_of(v) for v in range(LATEST + 1)}
+    for ts in sorted(set(dated.values()) | set(stray_ict.values())):
+        at_ts = max(v for v, t in dated.items() if t <= ts)
+        got = _read(client, table_name, timestamp_ms=ts)
+        if got is None and ts > dated[LATEST]:
+            continue  # after the newest commit: Delta readers may refuse (Kernel and Spark do)
+        if got is not None and (got.version, got.rows) == (at_ts, expected_rows(range(at_ts + 1))):
+            continue
+        # The strays' doing (the version a timeline counting them gives, one above the latest, or a
+        # refusal where they stand in the way) is this rule's; any other wrong answer is time travel's.
+        by_stray = max(v for v, t in (dated | stray_ict).items() if t <= ts)
+        strayed = by_stray != at_ts and (got is None or got.version in (by_stray, *stray_ict))
+        raise Violation(
+            ABOVE if strayed else "RDR-TIME-TRAVEL-ICT",
+            f"a read at {when(ts)} {_say_at(got, at_ts)}. {told}",
+        )
+
+
+def _say_at(got: ReadResult | None, at_ts: int) -> str:
+    rows = expected_rows(range(at_ts + 1))
+    return f"{_said(got)}; v{at_ts} is the catalog's latest version at or before it (rows {rows})"
+
+
+CATALOG_FROM, LATEST_B = 3, 6  # v0-v5 published; the catalog returns v3-v6 (v6 unpublished)
+COMPACTIONS = ((1, 2), (2, 4), (CATALOG_FROM, LATEST_B - 1))  # before, across and inside its versions
+
+
+@pytest.mark.req("RDR-CATALOG-PRECEDENCE")
+def test_catalog_commits_win_over_compactions_of_their_versions(
+    client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
+) -> None:
+    # The published files of v3-v5 differ from the catalog's commits of those versions (other rows),
+    # and the log compactions are made from the published files, as a writer makes them.
+    with premise("the suite writing the table, its published copies and their compactions"):
+        seeded.publish(0, version0(seeded.location))
+        published = {v: seeded.data_commit(v, STRAY_VALUE if v >= CATALOG_FROM else None) for v in range(1, LATEST_B)}
+        for v, content in published.items():
+            seeded.publish(v, content)
+        for x, y in COMPACTIONS:
+            body = reconcile([A.decode_commit(published[v]) for v in range(x, y + 1)])
+            seeded.storage.put(compaction_uri(seeded.location, x, y), A.encode_commit(body))
+        ratified = [
+            RatifiedCommit(v, staged_uri=seeded.stage(v, seeded.data_commit(v)), in_commit_timestamp=ict_of(v))
+            for v in range(CATALOG_FROM, LATEST_B + 1)
+        ]
+        ref_admin.import_table(table_name, seeded.location, LATEST_B, ratified, CATALOG_FROM - 1)
+    for version in [None, *range(LATEST_B + 1)]:
+        want = LATEST_B if version is None else version
+        got = _read(client, table_name, version)
+        if got is not None and (got.version, got.rows) == (want, expected_rows(range(want + 1))):
+            continue
+        what = "the latest version" if version is None else f"v{version}"
+        raise Violation(
+            PRECEDENCE,
+            f"a read of {what} {_said(got)}, not v{want} with rows {expected_rows(range(want + 1))}. The catalog"
+            f" returns v{CATALOG_FROM}-v{LATEST_B}; v{CATALOG_FROM}-v{LATEST_B - 1} are also published with other"
+            f" rows (value {STRAY_VALUE!r}), and the log holds compactions {list(COMPACTIONS)} made from the"
+            " published files: for a version the catalog returns, its commit is read, not a file standing for"
+            " the published one",
+        )
