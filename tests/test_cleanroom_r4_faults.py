@@ -35,7 +35,8 @@ from conformance.contract.target import TargetEnv, declared_limits
 from tests.cleanroom.client import decode, encode
 from tests.cleanroom.memstore import MemoryStorage
 from tests.cleanroom_r3.base import DurableTarget, ResilientClient
-from tests.cleanroom_r4.variants import VARIANTS, Variant
+from tests.cleanroom_r3.variant import Variant
+from tests.cleanroom_r4.variants import VARIANTS
 
 WAREHOUSE = "mem://wh"
 DAY_MS = 86_400_000

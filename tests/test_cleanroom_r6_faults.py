@@ -34,6 +34,7 @@ from conformance.contract.target import TargetEnv
 from tests.cleanroom.client import ReadError, _as_dict, decode, encode
 from tests.cleanroom.memstore import MemoryStorage
 from tests.cleanroom_r3.base import DurableCatalog, DurableTarget, ResilientClient
+from tests.cleanroom_r3.variant import Variant
 from tests.cleanroom_r6 import variants as v6
 
 WAREHOUSE = "mem://warehouse"
@@ -166,7 +167,7 @@ def commit_ict(s: Setup, client: ResilientClient, name: str, version: int) -> in
 
 
 @pytest.mark.parametrize("variant", v6.VARIANTS, ids=lambda v: v.name)
-def test_variant_record_and_happy_path(variant: v6.Variant, tmp_path: Path) -> None:
+def test_variant_record_and_happy_path(variant: Variant, tmp_path: Path) -> None:
     module, cls_name = variant.target.split(":")
     cls = getattr(importlib.import_module(module), cls_name)
     assert issubclass(cls, DurableTarget) and cls.name == variant.name and variant.name.startswith("cr6-")

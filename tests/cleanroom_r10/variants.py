@@ -12,8 +12,7 @@ import base64
 import dataclasses
 import re
 import time
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 from urllib.parse import unquote
 
 from conformance.contract.delta import (
@@ -24,19 +23,7 @@ from conformance.contract.delta import (
 )
 from tests.cleanroom.catalog import _STAGED_NAME, CleanCatalog, TableState, is_int
 from tests.cleanroom_r3.base import DurableCatalog, DurableTarget
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    target: str
-    side: Literal["catalog", "client"]
-    profile: str
-    rules: tuple[str, ...]
-    level: str
-    dimensions: tuple[str, ...]
-    doc: str
-
+from tests.cleanroom_r3.variant import Variant, variant_of
 
 # ================================================================ catalog faults
 
@@ -378,30 +365,8 @@ class StateUrlsafeBase64Target(DurableTarget):
 # ================================================================ the list
 
 
-def _v(
-    name: str,
-    cls: type[DurableTarget],
-    side: Literal["catalog", "client"],
-    profile: str,
-    rules: tuple[str, ...],
-    level: str,
-    dimensions: tuple[str, ...],
-) -> Variant:
-    side_cls = cls.catalog_cls if side == "catalog" else cls.client_cls
-    return Variant(
-        name,
-        f"tests.cleanroom_r10.variants:{cls.__name__}",
-        side,
-        profile,
-        rules,
-        level,
-        dimensions,
-        (side_cls.__doc__ or "").strip(),
-    )
-
-
 VARIANTS: list[Variant] = [
-    _v(
+    variant_of(
         "cr10-cat-ict-proto-timestamp",
         IctProtoTimestampTarget,
         "catalog",
@@ -410,7 +375,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("timestamps", "encodings", "unpublished-commits"),
     ),
-    _v(
+    variant_of(
         "cr10-cat-staged-name-any-case",
         StagedNameAnyCaseTarget,
         "catalog",
@@ -419,7 +384,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("staged-names", "validation"),
     ),
-    _v(
+    variant_of(
         "cr10-cat-exists-check-after-store",
         ExistsCheckAfterStoreTarget,
         "catalog",
@@ -428,7 +393,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("validation", "ordering", "missing-staged-file"),
     ),
-    _v(
+    variant_of(
         "cr10-cat-staging-location-seconds",
         StagingLocationSecondsTarget,
         "catalog",
@@ -437,7 +402,7 @@ VARIANTS: list[Variant] = [
         "SHOULD",
         ("creation", "time", "several-tables"),
     ),
-    _v(
+    variant_of(
         "cr10-cat-conflict-latest-loaded-row",
         ConflictLatestLoadedRowTarget,
         "catalog",
@@ -446,7 +411,7 @@ VARIANTS: list[Variant] = [
         "SHOULD",
         ("concurrency", "caching"),
     ),
-    _v(
+    variant_of(
         "cr10-cat-inline-path-no-gap-check",
         InlinePathNoGapCheckTarget,
         "catalog",
@@ -455,7 +420,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("inline-commits", "gaps"),
     ),
-    _v(
+    variant_of(
         "cr10-cat-staged-uri-unquoted",
         StagedUriUnquotedTarget,
         "catalog",
@@ -464,7 +429,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("staged-paths", "encodings"),
     ),
-    _v(
+    variant_of(
         "cr10-cat-mark-unchecked-when-caught-up",
         MarkUncheckedWhenCaughtUpTarget,
         "catalog",
@@ -473,7 +438,7 @@ VARIANTS: list[Variant] = [
         "SHOULD",
         ("publication", "boundaries"),
     ),
-    _v(
+    variant_of(
         "cr10-cat-reversed-range-swapped",
         ReversedRangeSwappedTarget,
         "catalog",
@@ -482,7 +447,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("listing-bounds", "boundaries"),
     ),
-    _v(
+    variant_of(
         "cr10-cat-state-urlsafe-base64",
         StateUrlsafeBase64Target,
         "catalog",

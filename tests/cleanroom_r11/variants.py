@@ -6,26 +6,13 @@ public contract, docs/certify.md and the clean-room baselines only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from conformance.contract.delta import RatifiedCommit
 from tests.cleanroom.catalog import CleanCatalog, TableState
 from tests.cleanroom_r3.base import DurableCatalog, DurableTarget
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    target: str
-    side: Literal["catalog", "client"]
-    profile: str
-    rules: tuple[str, ...]
-    level: str
-    dimensions: tuple[str, ...]
-    doc: str
-
+from tests.cleanroom_r3.variant import Variant, variant_of
 
 # ================================================================ catalog faults
 
@@ -63,30 +50,8 @@ class IctSecondColumnTarget(DurableTarget):
 # ================================================================ registry
 
 
-def _v(
-    name: str,
-    cls: type[DurableTarget],
-    side: Literal["catalog", "client"],
-    profile: str,
-    rules: tuple[str, ...],
-    level: str,
-    dimensions: tuple[str, ...],
-) -> Variant:
-    side_cls = cls.catalog_cls if side == "catalog" else cls.client_cls
-    return Variant(
-        name,
-        f"tests.cleanroom_r11.variants:{cls.__name__}",
-        side,
-        profile,
-        rules,
-        level,
-        dimensions,
-        (side_cls.__doc__ or "").strip(),
-    )
-
-
 VARIANTS: list[Variant] = [
-    _v(
+    variant_of(
         "cr11-cat-ict-second-column",
         IctSecondColumnTarget,
         "catalog",

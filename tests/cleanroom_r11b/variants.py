@@ -10,8 +10,7 @@ import contextlib
 import io
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import ClassVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -27,19 +26,7 @@ from tests.cleanroom.client import (
     encode,
 )
 from tests.cleanroom_r3.base import DurableTarget, ResilientClient
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    target: str
-    side: Literal["catalog", "client"]
-    profile: str
-    rules: tuple[str, ...]
-    level: str
-    dimensions: tuple[str, ...]
-    doc: str
-
+from tests.cleanroom_r3.variant import Variant, variant_of
 
 # ================================================================ writing clients
 
@@ -257,30 +244,8 @@ class VersionReadPublishedOnlyTarget(DurableTarget):
     client_cls: ClassVar[type[CleanClient]] = VersionReadPublishedOnlyClient
 
 
-def _v(
-    name: str,
-    cls: type[DurableTarget],
-    side: Literal["catalog", "client"],
-    profile: str,
-    rules: tuple[str, ...],
-    level: str,
-    dimensions: tuple[str, ...],
-) -> Variant:
-    side_cls: Any = cls.catalog_cls if side == "catalog" else cls.client_cls
-    return Variant(
-        name,
-        f"tests.cleanroom_r11b.variants:{cls.__name__}",
-        side,
-        profile,
-        rules,
-        level,
-        dimensions,
-        (side_cls.__doc__ or "").strip(),
-    )
-
-
 VARIANTS: list[Variant] = [
-    _v(
+    variant_of(
         "cr11b-wrt-create-protocol-first",
         CreateProtocolFirstTarget,
         "client",
@@ -289,7 +254,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("creation", "ordering"),
     ),
-    _v(
+    variant_of(
         "cr11b-wrt-commit-named-chunks",
         CommitNamedChunksTarget,
         "client",
@@ -298,7 +263,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("sizes", "naming"),
     ),
-    _v(
+    variant_of(
         "cr11b-wrt-cleanup-makes-checkpoint",
         CleanupMakesCheckpointTarget,
         "client",
@@ -307,7 +272,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("maintenance", "policy"),
     ),
-    _v(
+    variant_of(
         "cr11b-wrt-publish-marks-only-new-copies",
         PublishMarksOnlyNewCopiesTarget,
         "client",
@@ -316,7 +281,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("crash", "publication"),
     ),
-    _v(
+    variant_of(
         "cr11b-rdr-version-from-name-prefix",
         VersionFromNamePrefixTarget,
         "client",
@@ -325,7 +290,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("maintenance", "naming", "time-travel"),
     ),
-    _v(
+    variant_of(
         "cr11b-rdr-version-read-published-only",
         VersionReadPublishedOnlyTarget,
         "client",

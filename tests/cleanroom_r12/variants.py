@@ -11,9 +11,8 @@ import json
 import os
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from conformance.contract.delta import (
     CatalogLimits,
@@ -29,19 +28,7 @@ from conformance.contract.delta import (
 from tests.cleanroom.catalog import _TABLE_NAME, CleanCatalog, TableState, is_int
 from tests.cleanroom.client import encode
 from tests.cleanroom_r3.base import DurableCatalog, DurableTarget
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    target: str
-    side: Literal["catalog", "client"]
-    profile: str
-    rules: tuple[str, ...]
-    level: str
-    dimensions: tuple[str, ...]
-    doc: str
-
+from tests.cleanroom_r3.variant import Variant
 
 # ================================================================ 1. stateless front-end, lost update
 

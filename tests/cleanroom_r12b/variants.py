@@ -10,8 +10,7 @@ import contextlib
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from conformance.contract.delta import Catalog, CatalogTimeout, RatifiedCommit, ReadResult, Storage, TableInfo
 from tests.cleanroom.client import (
@@ -24,23 +23,12 @@ from tests.cleanroom.client import (
     encode,
 )
 from tests.cleanroom_r3.base import DurableTarget, ResilientClient
+from tests.cleanroom_r3.variant import Variant, variant_of
 
 _DELTA = re.compile(r"(\d{20})\.json")
 _COMPACTION = re.compile(r"(\d{20})\.(\d{20})\.compacted\.json")
 # Classic and multi-part checkpoint names (PROTOCOL.md "Checkpoints").
 _ANY_CHECKPOINT = re.compile(r"(\d{20})\.checkpoint\.(?:(\d{10})\.(\d{10})\.)?parquet")
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    target: str
-    side: Literal["catalog", "client"]
-    profile: str
-    rules: tuple[str, ...]
-    level: str
-    dimensions: tuple[str, ...]
-    doc: str
 
 
 # ================================================================ writing clients
@@ -356,30 +344,8 @@ class TimelineUnboundedListingTarget(DurableTarget):
 # ================================================================ the list
 
 
-def _v(
-    name: str,
-    cls: type[DurableTarget],
-    side: Literal["catalog", "client"],
-    profile: str,
-    rules: tuple[str, ...],
-    level: str,
-    dimensions: tuple[str, ...],
-) -> Variant:
-    side_cls = cls.catalog_cls if side == "catalog" else cls.client_cls
-    return Variant(
-        name,
-        f"tests.cleanroom_r12b.variants:{cls.__name__}",
-        side,
-        profile,
-        rules,
-        level,
-        dimensions,
-        (side_cls.__doc__ or "").strip(),
-    )
-
-
 VARIANTS: list[Variant] = [
-    _v(
+    variant_of(
         "cr12b-wrt-postcommit-checksum",
         PostCommitChecksumTarget,
         "client",
@@ -388,7 +354,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("maintenance-policy", "checksum"),
     ),
-    _v(
+    variant_of(
         "cr12b-wrt-compaction-cancels-out",
         CompactionCancelsOutTarget,
         "client",
@@ -397,7 +363,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("maintenance", "log-compaction", "deletes"),
     ),
-    _v(
+    variant_of(
         "cr12b-wrt-outcome-unknown-assumed-lost",
         OutcomeUnknownAssumedLostTarget,
         "client",
@@ -406,7 +372,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("lost-answers", "retries"),
     ),
-    _v(
+    variant_of(
         "cr12b-wrt-cleanup-partial-multipart",
         CleanupPartialMultipartTarget,
         "client",
@@ -415,7 +381,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("maintenance", "metadata-cleanup", "checkpoints"),
     ),
-    _v(
+    variant_of(
         "cr12b-wrt-parallel-publish",
         ParallelPublishTarget,
         "client",
@@ -424,7 +390,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("publication", "ordering", "concurrency"),
     ),
-    _v(
+    variant_of(
         "cr12b-rdr-listing-cache-by-latest",
         PublishedListingCacheTarget,
         "client",
@@ -433,7 +399,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("caching", "several-clients", "publication"),
     ),
-    _v(
+    variant_of(
         "cr12b-rdr-compaction-over-catalog",
         CompactionOverCatalogTarget,
         "client",
@@ -442,7 +408,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("log-compaction", "catalog-precedence"),
     ),
-    _v(
+    variant_of(
         "cr12b-rdr-timeline-unbounded-listing",
         TimelineUnboundedListingTarget,
         "client",

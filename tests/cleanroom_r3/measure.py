@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance.cli import main as lakecert_main
-from tests.cleanroom_r3.variants import CORRECT_BASELINES, VARIANTS, Variant
+from tests.cleanroom_r3.variant import Variant
+from tests.cleanroom_r3.variants import CORRECT_BASELINES, VARIANTS
 
 BASELINE_PROFILES = "delta-cm-catalog,delta-cm-writer,delta-cm-reader"
 SAME_RULE = {

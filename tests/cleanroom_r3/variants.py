@@ -17,7 +17,6 @@ import itertools
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from conformance.contract.delta import (
@@ -41,6 +40,7 @@ from tests.cleanroom.client import (
     decode,
 )
 from tests.cleanroom_r3.base import DurableCatalog, DurableTarget, ResilientClient
+from tests.cleanroom_r3.variant import Variant
 
 Profile = Literal["delta-cm-catalog", "delta-cm-writer", "delta-cm-reader"]
 Level = Literal["MUST", "SHOULD"]
@@ -58,18 +58,6 @@ Dimension = Literal[
     "limits",
     "txnid",
 ]
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    target: str  # module:Class
-    side: Literal["catalog", "client"]
-    profile: Profile
-    rules: tuple[str, ...]  # rule ids of /tmp/rules.txt, or "NEW: <statement>" for a proposed rule
-    level: Level
-    dimensions: tuple[Dimension, ...]
-    doc: str
 
 
 # ==================================================================== correct baselines

@@ -19,7 +19,7 @@ import os
 import re
 import socket
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -45,6 +45,7 @@ from tests.cleanroom.client import (
     encode,
 )
 from tests.cleanroom_r3.base import DurableCatalog, DurableTarget, ResilientClient
+from tests.cleanroom_r3.variant import Variant
 
 # ==================================================================== catalog side: faulty catalogs
 
@@ -961,18 +962,6 @@ class ReaderDropsInline(DurableTarget):
 
 
 # ==================================================================== the list
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str  # the class's name attribute
-    target: str  # "tests.cleanroom_r4.variants:ClassName"
-    side: Literal["catalog", "client"]
-    profile: str  # "delta-cm-catalog" | "delta-cm-writer" | "delta-cm-reader"
-    rules: tuple[str, ...]
-    level: str  # "MUST" | "SHOULD"
-    dimensions: tuple[str, ...]
-    doc: str  # the class docstring
 
 
 def _v(

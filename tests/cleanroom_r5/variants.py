@@ -14,7 +14,6 @@ import hashlib
 import json
 import re
 import uuid
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Literal
 
@@ -40,6 +39,7 @@ from tests.cleanroom.client import (
     encode,
 )
 from tests.cleanroom_r3.base import DurableCatalog, DurableTarget, ResilientClient
+from tests.cleanroom_r3.variant import Variant
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _STAGED_FILE = re.compile(rf"(\d{{20}})\.({_UUID})\.json")
@@ -698,18 +698,6 @@ class TimeTravelLocalZoneTarget(_Cr5Target):
 
 
 # ====================================================================== the list
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str  # a short kebab-case name starting "cr5-"
-    target: str  # "tests.cleanroom_r5.variants:ClassName" (the target class)
-    side: Literal["catalog", "client"]
-    profile: str  # "delta-cm-catalog" | "delta-cm-writer" | "delta-cm-reader"
-    rules: tuple[str, ...]  # rule id(s) it breaks (the one(s) a fair suite should charge)
-    level: str  # "MUST" | "SHOULD"
-    dimensions: tuple[str, ...]
-    doc: str  # the class docstring
 
 
 def _variant(

@@ -13,7 +13,6 @@ import gzip
 import io
 import json
 import uuid
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
@@ -47,6 +46,7 @@ from tests.cleanroom.client import (
     encode,
 )
 from tests.cleanroom_r3.base import DurableCatalog, DurableTarget, ResilientClient
+from tests.cleanroom_r3.variant import Variant
 
 # ---------------------------------------------------------------- shared pieces of the catalog
 
@@ -800,18 +800,6 @@ class ListFromCheckpointPrefixTarget(DurableTarget):
 
 
 # ---------------------------------------------------------------- the list
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str  # a short kebab-case name starting "cr6-"
-    target: str  # "tests.cleanroom_r6.variants:ClassName" (the target class)
-    side: Literal["catalog", "client"]
-    profile: str  # "delta-cm-catalog" | "delta-cm-writer" | "delta-cm-reader"
-    rules: tuple[str, ...]  # rule id(s) it breaks (the one(s) a fair suite should charge)
-    level: str  # "MUST" | "SHOULD"
-    dimensions: tuple[str, ...]
-    doc: str  # the class docstring
 
 
 def _variant(

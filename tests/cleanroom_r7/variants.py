@@ -18,7 +18,6 @@ import time
 import unicodedata
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -52,6 +51,7 @@ from tests.cleanroom.client import (
     encode,
 )
 from tests.cleanroom_r3.base import DurableCatalog, DurableTarget, ResilientClient
+from tests.cleanroom_r3.variant import Variant
 
 # ================================================================ catalog faults
 
@@ -887,18 +887,6 @@ class PublishWatermarkPerClientTarget(R7Target):
 
 
 # ================================================================ the list
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str  # a short kebab-case name starting "cr7-"
-    target: str  # "tests.cleanroom_r7.variants:ClassName" (the target class)
-    side: Literal["catalog", "client"]
-    profile: str  # "delta-cm-catalog" | "delta-cm-writer" | "delta-cm-reader"
-    rules: tuple[str, ...]  # rule id(s) it breaks (the one(s) a fair suite should charge)
-    level: str  # "MUST" | "SHOULD"
-    dimensions: tuple[str, ...]
-    doc: str  # the class docstring
 
 
 def _v(

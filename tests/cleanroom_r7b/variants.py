@@ -15,7 +15,6 @@ import re
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
@@ -50,6 +49,7 @@ from tests.cleanroom.client import (
     encode,
 )
 from tests.cleanroom_r3.base import DurableCatalog, DurableTarget, ResilientClient
+from tests.cleanroom_r3.variant import Variant
 
 # RFC "Delta Log Entries": <version zero-padded to 20 digits>.<uuid>.json
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -730,18 +730,6 @@ class PublishedTimelineTarget(DurableTarget):
 
 
 # ====================================================================== the list
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str  # a short kebab-case name starting "cr7b-"
-    target: str  # "tests.cleanroom_r7b.variants:ClassName" (the target class)
-    side: Literal["catalog", "client"]
-    profile: str  # "delta-cm-catalog" | "delta-cm-writer" | "delta-cm-reader"
-    rules: tuple[str, ...]  # rule id(s) it breaks (the one(s) a fair suite should charge)
-    level: str  # "MUST" | "SHOULD"
-    dimensions: tuple[str, ...]
-    doc: str  # the class docstring
 
 
 def _variant(

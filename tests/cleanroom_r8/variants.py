@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from conformance.contract.delta import (
     CatalogLimits,
@@ -27,19 +26,7 @@ from conformance.contract.delta import (
 from tests.cleanroom.catalog import CleanCatalog, TableState
 from tests.cleanroom.client import Action, CleanClient, LogView, ReadError, RetriesExhausted, decode, encode
 from tests.cleanroom_r3.base import DurableCatalog, DurableTarget, ResilientClient
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    target: str
-    side: Literal["catalog", "client"]
-    profile: str
-    rules: tuple[str, ...]
-    level: str
-    dimensions: tuple[str, ...]
-    doc: str
-
+from tests.cleanroom_r3.variant import Variant, variant_of
 
 # ================================================================ catalog faults
 
@@ -564,30 +551,8 @@ class CleanupAlsoVacuumsTarget(DurableTarget):
 # ================================================================ the list
 
 
-def _v(
-    name: str,
-    cls: type[DurableTarget],
-    side: Literal["catalog", "client"],
-    profile: str,
-    rules: tuple[str, ...],
-    level: str,
-    dimensions: tuple[str, ...],
-) -> Variant:
-    side_cls = cls.catalog_cls if side == "catalog" else cls.client_cls
-    return Variant(
-        name,
-        f"tests.cleanroom_r8.variants:{cls.__name__}",
-        side,
-        profile,
-        rules,
-        level,
-        dimensions,
-        (side_cls.__doc__ or "").strip(),
-    )
-
-
 VARIANTS: list[Variant] = [
-    _v(
+    variant_of(
         "cr8-cat-cap-counts-history",
         CapCountsHistoryTarget,
         "catalog",
@@ -596,7 +561,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("limits", "long-history", "publication"),
     ),
-    _v(
+    variant_of(
         "cr8-cat-restart-published-recomputed",
         RestartPublishedRecomputedTarget,
         "catalog",
@@ -605,7 +570,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("restart", "limits", "long-history"),
     ),
-    _v(
+    variant_of(
         "cr8-cat-restart-location-normalised",
         RestartLocationNormalisedTarget,
         "catalog",
@@ -614,7 +579,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("restart", "encoding"),
     ),
-    _v(
+    variant_of(
         "cr8-cat-mark-after-store",
         MarkAfterStoreTarget,
         "catalog",
@@ -623,7 +588,7 @@ VARIANTS: list[Variant] = [
         "SHOULD",
         ("publication", "piggy-backed-mark"),
     ),
-    _v(
+    variant_of(
         "cr8-cat-restart-managed-flag",
         RestartManagedFlagTarget,
         "catalog",
@@ -632,7 +597,7 @@ VARIANTS: list[Variant] = [
         "SHOULD",
         ("restart", "discovery"),
     ),
-    _v(
+    variant_of(
         "cr8-cat-staged-uuid-loose",
         StagedUuidLooseTarget,
         "catalog",
@@ -641,7 +606,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("staged-names", "validation"),
     ),
-    _v(
+    variant_of(
         "cr8-cat-register-upsert",
         RegisterUpsertTarget,
         "catalog",
@@ -650,7 +615,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("several-tables", "discovery", "creation"),
     ),
-    _v(
+    variant_of(
         "cr8-cat-staged-version-previous",
         StagedVersionPreviousTarget,
         "catalog",
@@ -659,7 +624,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("staged-names", "concurrency", "rebase"),
     ),
-    _v(
+    variant_of(
         "cr8-wrt-adopt-orphan-staged",
         AdoptOrphanStagedTarget,
         "client",
@@ -668,7 +633,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("client-crash", "staged-commits"),
     ),
-    _v(
+    variant_of(
         "cr8-wrt-mark-before-copy",
         MarkBeforeCopyTarget,
         "client",
@@ -677,7 +642,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("lost-answers", "publication"),
     ),
-    _v(
+    variant_of(
         "cr8-wrt-name-truncated-lookup",
         NameTruncatedLookupTarget,
         "client",
@@ -686,7 +651,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("limits", "long-names", "several-tables"),
     ),
-    _v(
+    variant_of(
         "cr8-rdr-session-cached-listing",
         SessionCachedListingTarget,
         "client",
@@ -695,7 +660,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("several-clients", "caching"),
     ),
-    _v(
+    variant_of(
         "cr8-wrt-txnid-kept-after-lost-answer",
         TxnIdKeptAfterLostAnswerTarget,
         "client",
@@ -704,7 +669,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("lost-answers", "txnid"),
     ),
-    _v(
+    variant_of(
         "cr8-wrt-publish-skips-on-lost-listing",
         PublishSkipsOnLostListingTarget,
         "client",
@@ -713,7 +678,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("lost-answers", "publication"),
     ),
-    _v(
+    variant_of(
         "cr8-rdr-short-page-stop",
         ShortPageStopTarget,
         "client",
@@ -722,7 +687,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("long-history", "page-sizes", "unpublished-runs"),
     ),
-    _v(
+    variant_of(
         "cr8-rdr-time-travel-seconds",
         TimeTravelSecondsTarget,
         "client",
@@ -731,7 +696,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("time-travel", "timestamps"),
     ),
-    _v(
+    variant_of(
         "cr8-wrt-compaction-fallback-checkpoint",
         CompactionFallbackCheckpointTarget,
         "client",
@@ -740,7 +705,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("maintenance", "partial-policy", "checkpoints"),
     ),
-    _v(
+    variant_of(
         "cr8-wrt-cleanup-also-vacuums",
         CleanupAlsoVacuumsTarget,
         "client",

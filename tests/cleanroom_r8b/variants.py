@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -34,6 +33,7 @@ from tests.cleanroom.client import (
     encode,
 )
 from tests.cleanroom_r3.base import DurableCatalog, DurableTarget, ResilientClient
+from tests.cleanroom_r3.variant import Variant
 
 # ================================================================ catalog faults
 
@@ -558,18 +558,6 @@ class CompactionAsCutoffTarget(DurableTarget):
 
 
 # ================================================================ records
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str  # a short kebab-case name starting "cr8b-"
-    target: str  # "tests.cleanroom_r8b.variants:ClassName" (the target class)
-    side: Literal["catalog", "client"]
-    profile: str  # "delta-cm-catalog" | "delta-cm-writer" | "delta-cm-reader"
-    rules: tuple[str, ...]
-    level: str  # "MUST" | "SHOULD"
-    dimensions: tuple[str, ...]
-    doc: str
 
 
 def _v(

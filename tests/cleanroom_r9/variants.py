@@ -10,9 +10,8 @@ import json
 import re
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 from urllib.parse import quote, urljoin
 
 from conformance.contract.delta import (
@@ -26,21 +25,10 @@ from conformance.contract.delta import (
 )
 from tests.cleanroom.catalog import CleanCatalog, TableState
 from tests.cleanroom_r3.base import DurableCatalog, DurableTarget
+from tests.cleanroom_r3.variant import Variant
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _STAGED_FILE = re.compile(rf"(\d{{20}})\.{_UUID}\.json")
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    target: str
-    side: Literal["catalog", "client"]
-    profile: str
-    rules: tuple[str, ...]
-    level: str
-    dimensions: tuple[str, ...]
-    doc: str
 
 
 # ================================================================ correct helpers (not variants)

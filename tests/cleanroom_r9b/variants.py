@@ -11,8 +11,7 @@ import json
 import os
 import random
 import time
-from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from conformance.contract.delta import Catalog, CatalogTimeout, RatifiedCommit, ReadResult, Storage
 from tests.cleanroom.client import (
@@ -27,19 +26,7 @@ from tests.cleanroom.client import (
     decode,
 )
 from tests.cleanroom_r3.base import DurableTarget, ResilientClient
-
-
-@dataclass(frozen=True)
-class Variant:
-    name: str
-    target: str
-    side: Literal["catalog", "client"]
-    profile: str
-    rules: tuple[str, ...]
-    level: str
-    dimensions: tuple[str, ...]
-    doc: str
-
+from tests.cleanroom_r3.variant import Variant, variant_of
 
 # ================================================================ correct helper
 
@@ -359,33 +346,11 @@ class LastCheckpointPointerTarget(DurableTarget):
 # ================================================================ the list
 
 
-def _v(
-    name: str,
-    cls: type[DurableTarget],
-    side: Literal["catalog", "client"],
-    profile: str,
-    rules: tuple[str, ...],
-    level: str,
-    dimensions: tuple[str, ...],
-) -> Variant:
-    side_cls = cls.catalog_cls if side == "catalog" else cls.client_cls
-    return Variant(
-        name,
-        f"tests.cleanroom_r9b.variants:{cls.__name__}",
-        side,
-        profile,
-        rules,
-        level,
-        dimensions,
-        (side_cls.__doc__ or "").strip(),
-    )
-
-
 _W = "delta-cm-writer"
 _R = "delta-cm-reader"
 
 VARIANTS: list[Variant] = [
-    _v(
+    variant_of(
         "cr9b-wrt-publish-skips-inline",
         PublishSkipsInlineTarget,
         "client",
@@ -394,7 +359,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("publication", "inline", "mixed-writers"),
     ),
-    _v(
+    variant_of(
         "cr9b-wrt-publish-final-newline",
         PublishFinalNewlineTarget,
         "client",
@@ -403,7 +368,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("publication", "encoding", "mixed-writers"),
     ),
-    _v(
+    variant_of(
         "cr9b-wrt-txnid-seeded-rng",
         TxnIdSeededRngTarget,
         "client",
@@ -412,7 +377,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("provenance", "multiple-clients", "time"),
     ),
-    _v(
+    variant_of(
         "cr9b-wrt-cleanup-superseded-checkpoints",
         CleanupSupersededCheckpointsTarget,
         "client",
@@ -421,7 +386,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("maintenance", "long-history"),
     ),
-    _v(
+    variant_of(
         "cr9b-wrt-checkpoint-tidies-staged",
         CheckpointTidiesStagedTarget,
         "client",
@@ -430,7 +395,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("maintenance", "policy"),
     ),
-    _v(
+    variant_of(
         "cr9b-wrt-cleanup-staged-by-mtime",
         CleanupStagedByMtimeTarget,
         "client",
@@ -439,7 +404,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("maintenance", "time", "ordering"),
     ),
-    _v(
+    variant_of(
         "cr9b-rdr-inline-replayed-first",
         InlineReplayedFirstTarget,
         "client",
@@ -448,7 +413,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("ordering", "inline", "mixed-writers"),
     ),
-    _v(
+    variant_of(
         "cr9b-rdr-timestamp-memo",
         TimestampMemoTarget,
         "client",
@@ -457,7 +422,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("time-travel", "caching"),
     ),
-    _v(
+    variant_of(
         "cr9b-rdr-timestamp-zero-falsy",
         TimestampZeroFalsyTarget,
         "client",
@@ -466,7 +431,7 @@ VARIANTS: list[Variant] = [
         "MUST",
         ("time-travel", "boundaries"),
     ),
-    _v(
+    variant_of(
         "cr9b-rdr-last-checkpoint-pointer",
         LastCheckpointPointerTarget,
         "client",
