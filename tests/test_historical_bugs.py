@@ -6,6 +6,8 @@ PASS the release that fixed it, the versions being run settings and recorded as 
   iceberg_mor_delete_resurrection.py). Both releases have it. (1.11.0's run is tests/test_spark_iceberg.py.)
 - Delta Kernel 4.3.1 (before delta-io/delta#7163): two copy-on-write DELETEs from one snapshot
   remove the same file and both commit; 4.4.0 refuses the second (docs/reproducers/kernel-7163.md).
+- Delta Kernel 4.3.1, 4.4.0 and 4.4.1: a log compaction made from published files is read in place of
+  the catalog's commits it covers (docs/reproducers/kernel-compaction-precedence.md). All three have it.
 - delta-rs 1.6.6: two OPTIMIZEs from one version both commit and duplicate every row
   (docs/reproducers/delta_rs_concurrent_optimize.py; tests/test_delta_rs_engine.py).
 
@@ -68,26 +70,57 @@ def test_delta_rs_1_6_6_duplicates_rows_with_two_optimizes_where_1_6_3_refused_t
 KERNEL_REMOVES = (
     "checks/delta_conflicts/test_resurrection.py::test_deletes_racing_writes_to_their_file[writeserializable-nodv]"
 )
+KERNEL_COMPACTIONS = (
+    "checks/delta/reader/test_stray_files.py::test_catalog_commits_win_over_compactions_of_their_versions"
+)
+KERNEL_RELEASES = ("4.3.1", "4.4.0", "4.4.1")
 
 
 def _kernel(version: str, out: Path) -> dict[str, Any]:
     env = {"LAKECERT__targets__delta_kernel__options__version": version}
-    proc = lakecert("run", "--target", "delta-kernel", "--select", KERNEL_REMOVES, "--out", str(out), env=env)
+    checks = ("--select", KERNEL_REMOVES, "--select", KERNEL_COMPACTIONS)
+    proc = lakecert("run", "--target", "delta-kernel", *checks, "--out", str(out), env=env)
     assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]
     return results(out)
 
 
-def test_kernel_4_3_1_loses_concurrent_deletes_and_4_4_x_refuses_the_second(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def kernel_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict[str, Any]]]:
+    """One run (one JVM) per release for both Kernel bugs."""
+    out = tmp_path_factory.mktemp("kernel-releases")
+    return {v: (out / v, _kernel(v, out / v)) for v in KERNEL_RELEASES}
+
+
+def _status(res: dict[str, Any], check: str) -> str:
+    (row,) = [r for r in res["results"] if r["test"] == check]
+    status: str = row["status"]
+    return status
+
+
+@pytest.mark.xdist_group("kernel-releases")
+def test_kernel_4_3_1_loses_concurrent_deletes_and_4_4_x_refuses_the_second(
+    kernel_runs: dict[str, tuple[Path, dict[str, Any]]],
+) -> None:
     """delta-io/delta#7163: two copy-on-write DELETEs from one snapshot removing the same file both
     committed on Kernel 4.3.1 (docs/reproducers/kernel-7163.md); 4.4.0 and 4.4.1 refuse the second.
     4.4.1 runs its API jar with 4.4.0's other modules (only delta-kernel-api 4.4.1 is on Maven Central),
     and the record says so."""
-    runs = {v: _kernel(v, tmp_path / v) for v in ("4.3.1", "4.4.0", "4.4.1")}
+    runs = {v: res for v, (_, res) in kernel_runs.items()}
     for version, res in runs.items():
         ran = res["run_info"]["target_versions"]
         assert ran["delta-kernel-api"] == version, "the API jar the JVM loaded is the release asked for"
     assert runs["4.4.1"]["run_info"]["target_versions"]["delta-kernel-defaults"] == "4.4.0"
-    diff = lakecert("diff", str(tmp_path / "4.3.1"), str(tmp_path / "4.4.0"), "--json")
+    diff = lakecert("diff", str(kernel_runs["4.3.1"][0]), str(kernel_runs["4.4.0"][0]), "--json")
     assert diff.returncode == 0, diff.stdout + diff.stderr  # a fix, not a regression
     assert json.loads(diff.stdout)["rules"] == {"DELTA-NO-RESURRECTION": {"before": "FAIL", "after": "PASS"}}
-    assert [r["status"] for r in runs["4.4.1"]["results"]] == ["PASS"]
+    assert _status(runs["4.4.1"], KERNEL_REMOVES) == "PASS"
+
+
+@pytest.mark.xdist_group("kernel-releases")
+def test_every_kernel_release_reads_a_compaction_over_the_catalogs_commits(
+    kernel_runs: dict[str, tuple[Path, dict[str, Any]]],
+) -> None:
+    """Found by lakecert (2026-11-29): the same on 4.3.1, 4.4.0 and 4.4.1, so not in the diff above."""
+    for version, (_, res) in kernel_runs.items():
+        assert _status(res, KERNEL_COMPACTIONS) == "FAIL", version
+        assert res["requirements"]["RDR-CATALOG-PRECEDENCE"]["status"] == "FAIL", version
