@@ -122,5 +122,6 @@ def test_every_kernel_release_reads_a_compaction_over_the_catalogs_commits(
 ) -> None:
     """Found by lakecert (2026-11-29): the same on 4.3.1, 4.4.0 and 4.4.1, so not in the diff above."""
     for version, (_, res) in kernel_runs.items():
-        assert _status(res, KERNEL_COMPACTIONS) == "FAIL", version
-        assert res["requirements"]["RDR-CATALOG-PRECEDENCE"]["status"] == "FAIL", version
+        assert _status(res, KERNEL_COMPACTIONS) == "WARN", version
+        assert res["requirements"]["RDR-COMPACTION-PRECEDENCE"]["status"] == "WARN", version
+        assert res["requirements"]["RDR-CATALOG-PRECEDENCE"]["status"] == "PASS", version

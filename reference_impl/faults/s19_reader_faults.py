@@ -53,7 +53,7 @@ class _CompactionReader(LogReader):
 @fault(
     "reads-compactions-over-catalog-commits",
     "client",
-    breaks=("RDR-CATALOG-PRECEDENCE",),
+    breaks=("RDR-COMPACTION-PRECEDENCE",),
     description="Replays a log compaction file in place of the commits it covers, also where the catalog"
     " returns some of those versions: a compaction made from published files that differ from the"
     " catalog's commits wins over them.",
