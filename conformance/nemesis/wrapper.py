@@ -11,6 +11,11 @@ Unarmed, ``NemesisCatalog`` forwards every call and counts it. Armed for one ope
 - ``restart``: forward, restart the catalog (``restart()`` gives the catalog to use from then on),
   then raise ``CatalogTimeout``: the answer went down with the server.
 
+Armed with ``run=n`` (``lose`` only), the loss is the first of a run of ``n`` consecutive lost answers:
+the answers to the next ``n - 1`` calls of any of the three kinds (the listing a client recovers
+with, its proposal again, a publication mark), whatever their kind, are lost too, as a flaky network
+or a restarting server loses them. Other calls (``resolve``, the policy) pass and do not end the run.
+
 Armed with ``before`` (a step and its description), the nemesis runs that step when the armed call
 arrives, before it acts: a rival's commit that reaches the catalog first, so that the client's
 proposal is answered with a conflict, which ``lose`` then loses as any other answer. Armed with
@@ -52,6 +57,7 @@ class _Armed:
     action: Action
     before: tuple[Callable[[], object], str] | None = None  # a step run first, and what it is in words
     after: tuple[Callable[[], object], str] | None = None  # a step run once the catalog acted
+    run: int = 1  # how many consecutive answers are lost (``lose``): this call's and the next run - 1
 
 
 class NemesisCatalog(Between):
@@ -62,6 +68,8 @@ class NemesisCatalog(Between):
         self._restart = restart
         self._armed: _Armed | None = None
         self._after: tuple[Callable[[], object], str] | None = None  # of the fault being fired
+        self._run_left = 0  # answers still to lose in the run being fired, whatever call they answer
+        self.lost = 0  # answers lost since the last ``arm``
         self.fired: list[str] = []  # what the nemesis did, in words, for why lines
 
     def arm(
@@ -71,7 +79,10 @@ class NemesisCatalog(Between):
         *,
         before: tuple[Callable[[], object], str] | None = None,
         after: tuple[Callable[[], object], str] | None = None,
+        run: int = 1,
     ) -> None:
+        if run < 1 or (run > 1 and action != "lose"):
+            raise ValueError("a run of consecutive faults is of lost answers, one or more")
         if action in ("duplicate", "crash_after", "restart") and op != "commit":
             raise ValueError(f"{action} applies to commit proposals, not {op}")
         if action == "crash_before" and op == "get_commits":
@@ -80,7 +91,9 @@ class NemesisCatalog(Between):
             raise ValueError("this nemesis has no catalog to restart")
         if after is not None and action not in ("lose", "duplicate"):
             raise ValueError("a step after the catalog acted goes with a lost answer or a second delivery only")
-        self._armed = _Armed(op, action, before, after)
+        self._armed = _Armed(op, action, before, after, run)
+        self._run_left = 0
+        self.lost = 0
 
     @property
     def pending(self) -> bool:
@@ -88,15 +101,21 @@ class NemesisCatalog(Between):
         return self._armed is not None
 
     def disarm(self) -> None:
-        """Drop an armed fault that has not fired (the client never made that call)."""
+        """Drop an armed fault that has not fired (the client never made that call), and the rest of a
+        run of lost answers (the client stopped calling before the run was over)."""
         self._armed = None
+        self._run_left = 0
 
     def _take(self, op: Op) -> Action | None:
+        if self._run_left > 0:  # inside a run of lost answers: this answer is lost too, whatever the call
+            self._run_left -= 1
+            return "lose"
         armed = self._armed
         if armed is None or armed.op != op:
             return None
         self._armed = None
         self._after = armed.after
+        self._run_left = armed.run - 1
         if armed.before is not None:
             step, what = armed.before
             step()
@@ -107,6 +126,7 @@ class NemesisCatalog(Between):
         """Forward ``call``; with ``lose``, drop its answer (an error the catalog raised is lost too)."""
         if action != "lose":
             return call()
+        self.lost += 1
         self.fired.append(f"the answer to the client's {op} was lost after the catalog acted on it")
         try:
             call()

@@ -10,6 +10,7 @@ to 20 digits, checkpoint part numbers to 10; any other spelling is not a log ent
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -113,3 +114,23 @@ def classic_checkpoint_uri(location: str, version: int) -> str:
 def entries(uris: list[str]) -> list[LogName]:
     """The versioned log entries among ``uris`` (a listing), in the listing's order."""
     return [n for n in map(parse, uris) if n is not None]
+
+
+def complete_checkpoints(names: Iterable[LogName]) -> set[int]:
+    """The versions that have a whole checkpoint among ``names`` (one listing of ``_delta_log``),
+    PROTOCOL "Checkpoints": a classic single file; or every part 1..p of a multi-part set whose files
+    say "of p" (a set with a part missing, whose writer died between parts, is no checkpoint: reading
+    it gives a table without the missing part's files); or a V2 checkpoint, counted whole by its name
+    (its sidecars are not read here, so none is ever taken for incomplete). ``_last_checkpoint`` is
+    only a hint, never a checkpoint: it is not a versioned entry and is not among ``names``."""
+    whole: set[int] = set()
+    sets: dict[tuple[int, int], set[int]] = {}
+    for n in names:
+        if n.kind != "checkpoint":
+            continue
+        if n.flavour == "multi-part" and n.part is not None and n.parts is not None:
+            sets.setdefault((n.version, n.parts), set()).add(n.part)
+        else:
+            whole.add(n.version)
+    whole |= {v for (v, total), got in sets.items() if got == set(range(1, total + 1))}
+    return whole

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from conformance.contract.delta import Storage
 from reference_impl.delta.actions import Action, kind
 from reference_impl.delta.data_files import read_parquet
-from reference_impl.delta.log_paths import checkpoint_uri, last_checkpoint_uri
+from reference_impl.delta.log_paths import checkpoint_uri, last_checkpoint_uri, multipart_checkpoint_uri
 
 _STR_MAP = pa.map_(pa.string(), pa.string())
 CHECKPOINT_SCHEMA = pa.schema(
@@ -123,6 +123,30 @@ def write_checkpoint(storage: Storage, location: str, version: int, actions: Seq
         }
         storage.put(last_checkpoint_uri(location), json.dumps(hint, separators=(",", ":")).encode())
     return True
+
+
+def write_multipart_checkpoint(
+    storage: Storage, location: str, version: int, actions: Sequence[Action], parts: int, *, skip: int | None = None
+) -> list[str]:
+    """The checkpoint as ``parts`` files, ``<v>.checkpoint.<i>.<parts>.parquet`` (PROTOCOL "Checkpoints":
+    the actions split over the parts, in order), leaving out part ``skip`` (a writer that died between
+    parts: no checkpoint at all). Writes no ``_last_checkpoint`` (``write_last_checkpoint``); returns the
+    URIs written. The reference reads and writes only single-file checkpoints; the suite plants these."""
+    size = -(-len(actions) // parts)  # ceil: every part holds at least one action when there are enough
+    written = []
+    for part in range(1, parts + 1):
+        if part == skip:
+            continue
+        uri = multipart_checkpoint_uri(location, version, part, parts)
+        storage.put(uri, encode_checkpoint(actions[(part - 1) * size : part * size]), if_absent=True)
+        written.append(uri)
+    return written
+
+
+def write_last_checkpoint(storage: Storage, location: str, hint: dict[str, Any]) -> None:
+    """Overwrite ``_last_checkpoint`` with ``hint`` whatever it says (the suite plants stale hints, and
+    hints naming a checkpoint that does not exist: it is only a hint)."""
+    storage.put(last_checkpoint_uri(location), json.dumps(hint, separators=(",", ":")).encode())
 
 
 def read_checkpoint(storage: Storage, location: str, version: int) -> list[Action]:

@@ -72,6 +72,11 @@ def checkpoint_uri(location: str, version: int) -> str:
     return f"{log_dir(location)}/{_pad(version)}.checkpoint.parquet"
 
 
+def multipart_checkpoint_uri(location: str, version: int, part: int, parts: int) -> str:
+    """Part ``part`` (1-based) of a multi-part checkpoint of ``parts`` files (PROTOCOL "Checkpoints")."""
+    return f"{log_dir(location)}/{_pad(version)}.checkpoint.{part:010d}.{parts:010d}.parquet"
+
+
 def compaction_uri(location: str, start: int, end: int) -> str:
     return f"{log_dir(location)}/{_pad(start)}.{_pad(end)}.compacted.json"
 

@@ -9,9 +9,11 @@ import pytest
 from conformance.checks.delta.evidence import log_files
 from conformance.contract.delta import NotSupported, Storage
 from conformance.observe.recording import RecordingClient
-from conformance.oracle.names import LogName
-from conformance.report.outcomes import not_applicable
+from conformance.oracle.names import LogName, complete_checkpoints
+from conformance.report.outcomes import Violation, not_applicable
+from reference_impl.delta.checkpoint import read_checkpoint, write_last_checkpoint, write_multipart_checkpoint
 from reference_impl.delta.client import ReferenceClient
+from reference_impl.delta.log_paths import checkpoint_uri
 
 CUTOFF = 5  # the cut-off commit; the newest checkpoint at or before it is v3
 
@@ -199,3 +201,108 @@ def test_cleanup_at_every_cut_off_keeps_staged_commits_above_it(
             " written before the checkpoint above whose version they are): a staged commit goes by its version,"
             " not its age"
         )
+
+
+# Checkpoints in every form PROTOCOL.md "Checkpoints" allows a table without the v2Checkpoint feature
+# (the suite's tables; UUID-named V2 checkpoints need that feature), whole and not, with the
+# _last_checkpoint hint in every state it can be in. The checks above see only single-file checkpoints
+# written whole by the suite's own client, and a hint that names the newest of them; a cleanup that
+# counts one part of a multi-part set as a checkpoint, or takes the hint's word for a checkpoint, shows
+# only on a log that holds the others. (version, parts, part left out): parts 1 is a single file.
+CHECKPOINT_FORMS = (
+    (2, 2, 2),  # multi-part, its last part missing (its writer died between parts): no checkpoint
+    (4, 2, None),  # multi-part, whole: a checkpoint
+    (6, 3, 2),  # multi-part, a middle part missing (first and last there): no checkpoint
+    (7, 1, None),  # single file, whole: a checkpoint
+)
+# What _last_checkpoint says when the cleanup at each cut-off runs (planted before the call, as a
+# writer of that form leaves it): the incomplete set of v2; v3, which has no checkpoint file at all (a
+# writer that died after the hint, or a file since lost); the whole set of v4; the incomplete set of
+# v6; the single file of v7; and at the end v4 while v7 is newer (stale: a hint may lag).
+HINTS = {
+    1: {"version": 2, "size": 4, "parts": 2},
+    3: {"version": 3, "size": 5},
+    4: {"version": 4, "size": 6, "parts": 2},
+    6: {"version": 6, "size": 8, "parts": 3},
+    7: {"version": 7, "size": 9},
+    9: {"version": 4, "size": 6, "parts": 2},
+}
+FORMS_PUBLISHED = 9  # v10-v11 stay ratified, unpublished
+
+
+def _prepare_checkpoint_forms(suite_client: ReferenceClient, storage: Storage, name: str) -> str:
+    """v1-v9 published, v10-v11 ratified only, with ``CHECKPOINT_FORMS`` planted. The
+    suite's client writes each checkpoint as a single file of the newest published version; a
+    multi-part one is then rewritten as its parts (the reference reads only single files, so it never
+    starts from the parts it is given)."""
+    suite_client.create_table(name)
+    location = suite_client.catalog.resolve(name).location
+    forms = {version: (parts, skip) for version, parts, skip in CHECKPOINT_FORMS}
+    for v in range(1, FORMS_PUBLISHED + 1):
+        suite_client.append(name, [{"id": v, "value": "x"}])
+        suite_client.publish(name)
+        if v in forms:
+            parts, skip = forms[v]
+            if suite_client.checkpoint(name) != v:
+                raise RuntimeError(f"the suite's own client could not write the checkpoint of v{v}")
+            if parts > 1:
+                actions = read_checkpoint(storage, location, v)
+                storage.delete(checkpoint_uri(location, v))
+                write_multipart_checkpoint(storage, location, v, actions, parts, skip=skip)
+    for v in (FORMS_PUBLISHED + 1, FORMS_PUBLISHED + 2):
+        suite_client.append(name, [{"id": v, "value": "x"}])
+    return location
+
+
+def _hint_at(cutoff: int) -> str:
+    """What the planted _last_checkpoint says at ``cutoff``, for the why line."""
+    hint = HINTS[max(c for c in HINTS if c <= cutoff)]
+    return f"v{hint['version']}" + (f" in {hint['parts']} parts" if "parts" in hint else " as a single file")
+
+
+@pytest.mark.req("WRT-CLEANUP-NEEDS-CHECKPOINT", "WRT-CLEANUP-KEEPS")
+def test_cleanup_takes_only_a_whole_checkpoint_for_the_cut_off(
+    client: RecordingClient, suite_client: ReferenceClient, suite_storage: Storage, table_name: str
+) -> None:
+    """Cleanup at every cut-off v1..v9 in turn (each on what the one before left) on a log holding a
+    multi-part checkpoint with a part missing at v2 and v6, a whole multi-part one at v4 and a single
+    file at v7, under a _last_checkpoint in each state ``HINTS`` plants (naming an incomplete set, a
+    version with no checkpoint, a whole one, or a stale one). The cut-off checkpoint is the newest
+    WHOLE checkpoint at or before the cut-off (``complete_checkpoints``, from the files there before
+    the call): an incomplete set or a hint is never one. With none, nothing may be deleted (RFC
+    "Metadata Cleanup" step 2); with one, it and every published commit after it stay. A client that
+    reads no multi-part checkpoint may keep more."""
+    location = _prepare_checkpoint_forms(suite_client, suite_storage, table_name)
+    for cutoff in range(1, FORMS_PUBLISHED + 1):
+        if cutoff in HINTS:
+            write_last_checkpoint(suite_storage, location, HINTS[cutoff])
+        before, deleted = _cleanup(client, suite_storage, location, table_name, cutoff)
+        whole = [v for v in complete_checkpoints(before) if v <= cutoff]
+        present = sorted({f.version for f in before if f.kind == "checkpoint" and f.version <= cutoff})
+        gone = sorted(f.uri.rsplit("/", 1)[-1] for f in deleted)
+        # Step 2: no whole checkpoint at or before the cut-off: what is there is a part, or a hint.
+        if not whole and deleted:
+            raise Violation(
+                "WRT-CLEANUP-NEEDS-CHECKPOINT",
+                f"cleanup at the cut-off v{cutoff} deleted {gone}, yet no whole checkpoint exists at or before"
+                f" v{cutoff}: the checkpoint files of v{present} are multi-part sets with a part missing (no"
+                " checkpoint: a reader starting there loses the missing part's files), and _last_checkpoint is"
+                f" only a hint (it names {_hint_at(cutoff)})",
+            )
+        if not whole:
+            continue
+        # Step 2 with a whole checkpoint: the newest whole one is the cut-off, never a newer incomplete set.
+        kept = max(whole)
+        lost = sorted(
+            f.uri.rsplit("/", 1)[-1]
+            for f in deleted
+            if (f.kind == "checkpoint" and f.version == kept) or (f.kind == "delta" and f.version > kept)
+        )
+        if lost:
+            raise Violation(
+                "WRT-CLEANUP-KEEPS",
+                f"cleanup at the cut-off v{cutoff} deleted {lost}: the cut-off checkpoint is v{kept}'s, the newest"
+                f" whole one at or before v{cutoff} (checkpoint files there: v{present}; an incomplete multi-part"
+                f" set or the _last_checkpoint hint, here {_hint_at(cutoff)}, is never the cut-off), and it and"
+                " every published commit after it stay",
+            )

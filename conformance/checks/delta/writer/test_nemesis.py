@@ -24,6 +24,7 @@ from conformance.checks.delta.writer.conftest import DAY_MS, Bind
 from conformance.contract.delta import Catalog, NotSupported, Storage, TableInfo
 from conformance.nemesis import CrashingStorage, NemesisCatalog, in_time_zone
 from conformance.nemesis.clock import FAR_EAST, FAR_WEST
+from conformance.nemesis.wrapper import Op
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.oracle import commits as oracle_commits
@@ -521,6 +522,66 @@ def test_lost_listing_answer_in_a_publish_never_reports_it_done(
     if again.error is not None or missing:
         shown = type(again.error).__name__ if again.error is not None else f"_delta_log lacks v{missing}"
         raise Violation(ONCE, f"{what}: the next publish, answered, gave {shown}; it must publish v1 and v2")
+
+
+# Runs of consecutive lost answers: where the run starts (the listing an append starts with, the
+# proposal, the publication mark) and how long it is. One lost answer per operation is what the checks
+# above lose; a flaky network or a restarting server loses several in a row, so the listing a writer
+# recovers with (and its next proposal, or its retried mark) is lost too. A run of 2 from the proposal
+# loses the recovery listing, a run of 3 the listing after it as well.
+LOSS_RUN_STARTS: tuple[Op, ...] = ("get_commits", "commit", "mark_published")
+LOSS_RUN_LENGTHS = (1, 2, 3)
+
+
+@pytest.mark.req("WRT-LOST-ANSWER-ONCE")
+def test_runs_of_lost_answers_around_a_proposal_land_once(
+    bind: Bind,
+    nemesis: NemesisCatalog,
+    ref_admin: ReferenceCatalog,
+    suite_client: ReferenceClient,
+    suite_storage: Storage,
+    table_name: str,
+    transcript: Transcript,
+) -> None:
+    """For every start and length of a run of lost answers (``LOSS_RUN_STARTS`` x ``LOSS_RUN_LENGTHS``),
+    in turn on one table: the writer appends a row of its own (and, for a run that starts at the mark,
+    publishes it) while the nemesis loses that many answers in a row, whatever calls they answer. An
+    answer the writer never got is no answer: "not ratified" may only come from an answer that says so
+    (RFC "Terminology: Commits": the catalog is the source of truth), so a writer that takes a lost
+    recovery listing for "not mine" commits its change again. The writer may raise (it could not
+    know); each row must then be in the table at most once, at the version the append reported if it
+    returned, with no ratified version lost; and the writer keeps working at the end."""
+    client = bind(nemesis)
+    _start(client, nemesis, table_name, A)
+    info = ref_admin.resolve(table_name)
+    schedule: list[str] = []
+    transcript.notes["schedule"] = schedule
+    for i, (start, run) in enumerate(itertools.product(LOSS_RUN_STARTS, LOSS_RUN_LENGTHS)):
+        row = {"id": 100 + i, "value": f"run{i}"}
+        if start == "mark_published":
+            # The append is answered; the publication that follows meets the run.
+            with premise(f"the writer under test appending row {row['id']} before publishing it"):
+                client.append(table_name, [row])
+            nemesis.arm("mark_published", "lose", run=run)
+            outcome: Attempt[object] = attempt(partial(client.publish, table_name))
+        else:
+            nemesis.arm(start, "lose", run=run)
+            outcome = attempt(partial(client.append, table_name, [row]))
+        lost = nemesis.lost
+        nemesis.disarm()  # what the writer did not call is not lost later, when it is judged
+        what = f"a run of {run} lost answer(s) from the writer's {start} on ({lost} lost before it stopped calling)"
+        schedule.append(f"row {row['id']}: {what}; the step {'raised' if outcome.error else 'returned'}")
+        _no_lost_version(ONCE, ref_admin, suite_storage, info, what, transcript)
+        adding, held = _adding(ref_admin, suite_storage, info, row)
+        if len(adding) > 1 or held > 1:
+            raise Violation(
+                ONCE,
+                f"{what}: versions {adding} each add the writer's row (the latest version holds it {held} time(s)):"
+                " the writer committed its change again; an answer it never got said nothing about its proposal",
+            )
+        if start != "mark_published" and outcome.error is None and adding != [outcome.value]:
+            raise Violation(ONCE, f"{what}: the append reported v{outcome.value}, but its row was added at {adding}")
+    _keeps_working(ONCE, client, suite_client, ref_admin, table_name, "after every run of lost answers")
 
 
 def _private_catalog(

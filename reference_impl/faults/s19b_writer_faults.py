@@ -1,0 +1,94 @@
+"""Faults for the round-12b blind misses (issue 28, session 19b): writer. Each fails a judgement widened
+for that round (runs of consecutive lost answers around a proposal; cleanup on a log holding checkpoints
+in every form, whole and not, with a stale or dangling ``_last_checkpoint``) and none is one of the
+round's variants."""
+
+from __future__ import annotations
+
+import re
+
+from conformance.contract.delta import CatalogTimeout, TableInfo
+from reference_impl.delta.checkpoint import read_last_checkpoint
+from reference_impl.delta.cleanup import cut_off_checkpoint, files_to_delete, log_files
+from reference_impl.delta.client import Proposals, ReferenceClient
+from reference_impl.delta.log_paths import delta_uri, log_dir
+from reference_impl.faults.base import fault
+
+
+@fault(
+    "recovery-listing-lost-reads-log",
+    "client",
+    breaks=("WRT-LOST-ANSWER-ONCE",),
+    description="After a lost answer to its proposal the writer asks the catalog whether the commit is its"
+    " own; when the answer to that listing is lost as well, it decides from _delta_log alone: no published"
+    " file of the version, so not ratified. A ratified, unpublished commit is taken for lost and the change"
+    " is committed again at the next version. One lost answer at a time is handled right.",
+)
+class RecoveryListingLostReadsLog(ReferenceClient):
+    def _ours(self, table: TableInfo, version: int, mine: Proposals) -> bool:
+        try:
+            return super()._ours(table, version, mine)
+        except CatalogTimeout:
+            # The fault: an unanswered question answered by the log, which holds no unpublished commit.
+            published = delta_uri(table.location, version)
+            return self.storage.exists(published) and self.storage.get(published) in mine.contents
+
+
+@fault(
+    "cleanup-trusts-last-checkpoint",
+    "client",
+    breaks=("WRT-CLEANUP-NEEDS-CHECKPOINT",),
+    description="Metadata cleanup takes the version _last_checkpoint names (when at or before the cut-off"
+    " and newer than every checkpoint file it lists) as the cut-off checkpoint, without checking that the"
+    " checkpoint it names exists: a hint left by a writer that died before its checkpoint, or that names"
+    " a file since lost, has older commits deleted with no checkpoint to replace them.",
+)
+class CleanupTrustsLastCheckpoint(ReferenceClient):
+    def cleanup(self, name: str, cutoff_version: int) -> None:
+        table = self._table(name)
+        if not self._policy_allows(table.table_id, "metadata_cleanup"):
+            return
+        files = log_files(f.uri for f in self.storage.list(log_dir(table.location) + "/"))
+        cp = cut_off_checkpoint(files, cutoff_version)
+        hint = read_last_checkpoint(self.storage, table.location)
+        hinted = int(hint.get("version", -1)) if hint is not None else -1
+        if 0 <= hinted <= cutoff_version and (cp is None or hinted > cp):
+            cp = hinted  # the fault: the hint's word for a checkpoint
+        for uri in [] if cp is None else files_to_delete(files, cp):
+            self.storage.delete(uri)
+
+
+_MULTI_PART = re.compile(r"(\d{20})\.checkpoint\.(\d{10})\.(\d{10})\.parquet")
+
+
+@fault(
+    "cleanup-multipart-first-and-last",
+    "client",
+    breaks=("WRT-CLEANUP-KEEPS",),
+    description="Metadata cleanup also counts multi-part checkpoints (<v>.checkpoint.<i>.<n>.parquet), as"
+    " engines write them; since parts are written in order, it takes a set as whole when its first and its"
+    " last part are listed. A set missing a middle part (lost, or written out of order by a parallel"
+    " writer) becomes the cut-off checkpoint over an older whole one, and the published commits between"
+    " them are deleted.",
+)
+class CleanupMultipartFirstAndLast(ReferenceClient):
+    def cleanup(self, name: str, cutoff_version: int) -> None:
+        table = self._table(name)
+        if not self._policy_allows(table.table_id, "metadata_cleanup"):
+            return
+        log = log_dir(table.location) + "/"
+        uris = [f.uri for f in self.storage.list(log)]
+        files = log_files(uris)
+        found = {v for v in [cut_off_checkpoint(files, cutoff_version)] if v is not None}
+        for uri in uris:
+            m = _MULTI_PART.fullmatch(uri[len(log) :])
+            if m and int(m[2]) == 1 and int(m[1]) <= cutoff_version:
+                last = uri[len(log) :].replace(f".{1:010d}.{m[3]}.", f".{m[3]}.{m[3]}.")
+                if log + last in uris:  # the fault: first and last there, taken for the whole set
+                    found.add(int(m[1]))
+        cp = max(found, default=None)
+        doomed = [] if cp is None else files_to_delete(files, cp)
+        if cp is not None:  # the parts of older sets go with the other older checkpoints
+            doomed += [u for u in uris if (m := _MULTI_PART.fullmatch(u[len(log) :])) and int(m[1]) < cp]
+        for uri in doomed:
+            self.storage.delete(uri)
