@@ -193,7 +193,7 @@ class PublishOutOfOrder(ReferenceClient):
 @fault(
     "publish-rewrites",
     "client",
-    ("WRT-PUBLISH-BYTES", "INT-PUBLISH-PATH-READABLE"),
+    ("WRT-PUBLISH-BYTES",),
     "Publishing re-serialises the commit (sorted keys, other spacing) instead of copying its bytes.",
 )
 class PublishRewrites(ReferenceClient):

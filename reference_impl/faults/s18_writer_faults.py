@@ -32,7 +32,7 @@ class PublishCrlfAsLf(ReferenceClient):
 @fault(
     "publish-drops-commit-info",
     "client",
-    breaks=("WRT-PUBLISH-IDENTICAL",),
+    breaks=("WRT-PUBLISH-IDENTICAL", "INT-PUBLISH-PATH-READABLE"),
     description="The publisher leaves out a commit's commitInfo action (taken for bookkeeping): the published"
     " file loses the in-commit timestamp the ratified commit carries.",
 )
@@ -155,7 +155,7 @@ class CompactionCarriesTableHeader(ReferenceClient):
 @fault(
     "lost-answer-reports-refreshed-snapshot",
     "client",
-    breaks=("WRT-LOST-ANSWER-OUTCOME",),
+    breaks=("WRT-LOST-ANSWER-ONCE",),
     description="After a lost answer the writer asks the catalog whether the version it proposed is its own"
     " (rightly), and when it is, reloads the table and reports the version of that fresh snapshot, taking"
     " 'my write is now visible' for 'my write is the newest'.",

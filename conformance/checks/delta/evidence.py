@@ -114,3 +114,15 @@ def speaks_only_uc_api(transcript: Transcript) -> bool:
     in the catalog never reached it (UC's API carries none), so the policy rule is not judged on it."""
     paths = [ex.target for ex in transcript.http.exchanges()]
     return bool(paths) and all(p.startswith(UC_API) and "/lakecert/" not in p for p in paths)
+
+
+def same_actions(published: bytes, ratified: bytes | None) -> bool:
+    """A published file holds its ratified commit: the same bytes, or the same actions in order (read
+    by lakecert's decoder). Other bytes for the same actions are a re-encoding, WRT-PUBLISH-BYTES's (a
+    SHOULD: Delta Kernel's copy through its log store rewrites lines), never a lost or changed commit."""
+    if ratified is None or published == ratified:
+        return published == ratified
+    try:
+        return C.decode(published) == C.decode(ratified)
+    except C.CommitFormatError:
+        return False

@@ -8,12 +8,12 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from conformance.checks.delta.builders import LogBuilder, premise
-from conformance.checks.delta.evidence import client_writes, log_files
+from conformance.checks.delta.evidence import client_writes, log_files, same_actions
 from conformance.checks.delta.writer.conftest import WrittenTable
 from conformance.contract.delta import NotSupported, Storage
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
-from conformance.oracle.commits import Action, CommitFormatError, commit_info
+from conformance.oracle.commits import Action, commit_info
 from conformance.oracle.commits import decode as decode_actions
 from conformance.oracle.names import published_uri
 from conformance.report.outcomes import PremiseBroken, Violation, not_applicable
@@ -173,13 +173,6 @@ def _each_published(
         yield version, whose, storage.get(published_uri(location, version)), want
 
 
-def _actions(content: bytes) -> list[Action] | None:
-    try:
-        return decode_actions(content)
-    except CommitFormatError:
-        return None
-
-
 @pytest.mark.req("WRT-PUBLISH-IDENTICAL", "WRT-PUBLISH-BYTES")
 def test_published_files_equal_the_ratified_commits(
     written: WrittenTable, client: RecordingClient, ref_admin: ReferenceCatalog, suite_storage: Storage
@@ -191,8 +184,7 @@ def test_published_files_equal_the_ratified_commits(
     ratified = _published_foreign_shapes(written, client, ref_admin, suite_storage)
     re_encoded = None
     for version, whose, content, want in _each_published(suite_storage, written.info.location, ratified):
-        same_actions = _actions(content) is not None and _actions(content) == _actions(want)
-        if content != want and not same_actions:
+        if not same_actions(content, want):
             raise Violation(
                 "WRT-PUBLISH-IDENTICAL",
                 f"published v{version} ({len(content)} bytes) holds other actions than {whose} ({len(want)}"
