@@ -20,11 +20,11 @@ STAGED_DIR = "_staged_commits"
 Kind = Literal["delta", "staged", "checkpoint", "compaction", "checksum"]
 CheckpointFlavour = Literal["classic", "multi-part", "v2"]
 
-_V = r"(\d{20})"
+_V = r"([0-9]{20})"  # ASCII digits: \d also takes other scripts' digits, which int() reads as 0-9
 _UUID = r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
 _PUBLISHED = re.compile(rf"{_V}\.json")
 _CLASSIC = re.compile(rf"{_V}\.checkpoint\.parquet")
-_MULTI_PART = re.compile(rf"{_V}\.checkpoint\.(\d{{10}})\.(\d{{10}})\.parquet")
+_MULTI_PART = re.compile(rf"{_V}\.checkpoint\.([0-9]{{10}})\.([0-9]{{10}})\.parquet")
 _V2 = re.compile(rf"{_V}\.checkpoint\.{_UUID}\.(?:json|parquet)", re.IGNORECASE)
 _COMPACTION = re.compile(rf"{_V}\.{_V}\.compacted\.json")
 _CHECKSUM = re.compile(rf"{_V}\.crc")

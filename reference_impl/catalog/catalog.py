@@ -52,7 +52,8 @@ NAME_LENGTH = 255  # characters of a table name, as Unity Catalog's names
 INLINE_BYTES = 1024 * 1024  # bytes of one inline commit: the server's request body cap
 _HEX = "[0-9a-fA-F]"
 # RFC "Delta Log Entries": _delta_log/_staged_commits/<20-digit version>.<uuid>.json
-_STAGED_NAME = re.compile(rf"(\d{{20}})\.{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}\.json")
+# ASCII digits: \d also takes other scripts' decimal digits, which int() reads as 0-9 (another object's name).
+_STAGED_NAME = re.compile(rf"([0-9]{{20}})\.{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}\.json")
 
 
 class DroppedTable(InvalidRequest):

@@ -16,7 +16,7 @@ LAST_CHECKPOINT = "_last_checkpoint"
 
 LogKind = Literal["delta", "staged", "checkpoint", "compaction", "checksum"]
 
-_V = r"(\d{20})"
+_V = r"([0-9]{20})"  # ASCII digits: \d also takes other scripts' digits, which int() reads as 0-9
 _UUID = r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
 _IN_LOG: list[tuple[LogKind, re.Pattern[str]]] = [
     ("delta", re.compile(rf"{_V}\.json")),

@@ -136,3 +136,26 @@ class ReusedNameInMemory(ReferenceCatalog):
             return super().resolve(name)
         info = super().resolve(stored)
         return TableInfo(info.table_id, name, info.location, info.catalog_managed)
+
+
+_ANY_DIGITS_NAME = re.compile(r"(\d{20})\.[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\.json")
+
+
+@fault(
+    "staged-version-any-script-digits",
+    "catalog",
+    breaks=("CAT-STAGED-NAME",),
+    description="Reads a staged name's version with a Unicode-aware digit class (\\d and int()): a name whose"
+    " twenty digits are Arabic-Indic or full-width is taken for the same version in ASCII digits.",
+)
+class StagedVersionAnyScriptDigits(ReferenceCatalog):
+    def _check_proposal(self, location: str, proposal: RatifiedCommit) -> None:
+        uri = proposal.staged_uri
+        name = uri.rsplit("/", 1)[-1] if isinstance(uri, str) else ""
+        match = _ANY_DIGITS_NAME.fullmatch(name)
+        if isinstance(uri, str) and match is not None and not match.group(1).isascii():
+            # The fault: the name is spelled again with the ASCII digits int() read from it.
+            ascii_name = f"{int(match.group(1)):020d}" + name[20:]
+            uri = uri[: -len(name)] + ascii_name
+            proposal = RatifiedCommit(proposal.version, uri, proposal.inline_content, proposal.in_commit_timestamp)
+        check_commit(location, proposal)

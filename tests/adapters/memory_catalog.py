@@ -30,7 +30,7 @@ from conformance.targets.target import TargetEnv
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,254}")
 # The UUID in its 8-4-4-4-12 form: ``uuid.UUID`` alone also takes the dashes anywhere (it strips them).
-_STAGED = re.compile(r"(\d{20})\.([0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})\.json")
+_STAGED = re.compile(r"([0-9]{20})\.([0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})\.json")
 
 
 def _is_int(v: object) -> bool:

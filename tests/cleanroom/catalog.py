@@ -29,7 +29,7 @@ from conformance.contract.delta import (
 _TABLE_NAME = re.compile(r"[A-Za-z0-9_]{1,128}")
 # RFC "Delta Log Entries": <version zero-padded to 20 digits>.<uuid>.json
 _STAGED_NAME = re.compile(
-    r"(\d{20})\.([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.json"
+    r"([0-9]{20})\.([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.json"
 )
 
 

@@ -34,11 +34,11 @@ from conformance.contract.delta import (
 
 Action = dict[str, Any]
 
-_DELTA = re.compile(r"(\d{20})\.json")
-_CHECKPOINT = re.compile(r"(\d{20})\.checkpoint\.parquet")
-_COMPACTION = re.compile(r"(\d{20})\.(\d{20})\.compacted\.json")
-_CHECKSUM = re.compile(r"(\d{20})\.crc")
-_STAGED = re.compile(r"_staged_commits/(\d{20})\.[^/]+\.json")
+_DELTA = re.compile(r"([0-9]{20})\.json")
+_CHECKPOINT = re.compile(r"([0-9]{20})\.checkpoint\.parquet")
+_COMPACTION = re.compile(r"([0-9]{20})\.([0-9]{20})\.compacted\.json")
+_CHECKSUM = re.compile(r"([0-9]{20})\.crc")
+_STAGED = re.compile(r"_staged_commits/([0-9]{20})\.[^/]+\.json")
 
 SCHEMA_STRING = json.dumps(
     {

@@ -99,6 +99,13 @@ def name_misses(location: str, version: int, uuid: str) -> list[NearMiss]:
     # dashes, 36 characters): no dashes, the dashes moved, a digit short, a letter that is not hex.
     digits = uuid.replace("-", "")
     moved = f"{digits[:9]}-{digits[9:13]}-{digits[13:17]}-{digits[17:21]}-{digits[21:]}"
+    # The version in decimal digits of other scripts: Python's and Java's \d, and int(), take them for
+    # 0-9; a file system and an object store keep them as other characters, another object's name.
+    padded = f"{version:020d}"
+    other_digits = (
+        ("".join(chr(0x660 + int(d)) for d in padded), "the version in Arabic-Indic digits"),
+        ("".join(chr(0xFF10 + int(d)) for d in padded), "the version in full-width digits"),
+    )
     not_uuids = (
         (digits + digits[:4], "36 hex digits with no dashes"),
         (moved, "a UUID's dashes moved"),
@@ -107,7 +114,7 @@ def name_misses(location: str, version: int, uuid: str) -> list[NearMiss]:
     )
     return [
         NearMiss(f"{P.staged_dir(location)}/{version:020d}.{part}.json", what, True) for part, what in not_uuids
-    ] + [
+    ] + [NearMiss(f"{P.staged_dir(location)}/{v}.{uuid}.json", what, True) for v, what in other_digits] + [
         NearMiss(f"{P.staged_dir(location)}/{name}", what, not name.endswith("/"))
         for name, what in (
             (f"{good}.tmp", "a .tmp suffix"),
