@@ -52,7 +52,7 @@ def test_a_target_with_both_sides_is_paired_with_its_own_catalog() -> None:
 
 
 def test_a_faulty_variant_is_paired_only_when_it_breaks_an_interop_rule() -> None:
-    assert INTEROP_PROFILE in select_profiles(_target("faulty:publish-rewrites"), None)
+    assert INTEROP_PROFILE in select_profiles(_target("faulty:publish-drops-commit-info"), None)
     assert INTEROP_PROFILE not in select_profiles(_target("faulty:missing-txnid"), None)
 
 
