@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from reference_impl.server.service import changes_protocol_or_metadata
 from tests.tooling.server import API, COMMITS, Driver, Table, served
 
 
@@ -320,3 +321,13 @@ def test_limit_is_off_with_zero(tmp_path: Path) -> None:
         d = Driver(http)
         t = d.create_table()
         assert all(d.commit(t, v).status_code == 200 for v in range(1, 16))
+
+
+def test_a_commit_with_unicode_line_separators_in_a_string_is_newline_delimited_json() -> None:
+    """Only a newline ends a line of a commit: raw U+0085, U+2028 and U+2029 inside a JSON string (RFC
+    8259 escapes only what is below U+0020) leave the line whole, so a writer's commit holding them is
+    not refused as malformed."""
+    info = {"commitInfo": {"userMetadata": "next\u0085line\u2028separator\u2029paragraph"}}
+    content = (json.dumps(info, ensure_ascii=False) + "\n" + json.dumps({"add": {"path": "a"}}) + "\n").encode()
+    assert changes_protocol_or_metadata(content) is False
+    assert changes_protocol_or_metadata(content + json.dumps({"metaData": {}}).encode()) is True

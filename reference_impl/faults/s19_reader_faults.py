@@ -3,6 +3,9 @@ kind in one kind of read (``conformance/checks/delta/reader/test_stray_files.py`
 
 from __future__ import annotations
 
+import json
+
+from reference_impl.delta.actions import Action
 from reference_impl.delta.client import ReferenceClient
 from reference_impl.delta.snapshot import (
     CommitRef,
@@ -90,3 +93,20 @@ class _UnboundedTimelineReader(LogReader):
 )
 class TimelineCountsFilesAboveLatest(ReferenceClient):
     reader_class = _UnboundedTimelineReader
+
+
+class _SplitLinesReader(LogReader):
+    def _decode(self, content: bytes) -> list[Action]:
+        # The fault: Python's splitlines() also breaks at U+0085, U+2028 and U+2029, raw inside a string.
+        return [json.loads(line) for line in content.decode().splitlines() if line.strip()]
+
+
+@fault(
+    "reader-splits-unicode-lines",
+    "client",
+    breaks=("RDR-UNPUBLISHED",),
+    description="Reads a commit line by line as Python's str.splitlines() cuts it: another writer's commit with"
+    " a raw U+2028 (or U+0085, U+2029) inside a string, which JSON allows, cannot be read.",
+)
+class ReaderSplitsUnicodeLines(ReferenceClient):
+    reader_class = _SplitLinesReader

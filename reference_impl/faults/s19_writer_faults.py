@@ -103,3 +103,15 @@ class PublishCheckpointsEveryTen(ReferenceClient):
         newest = max(seg.published, default=0)
         if newest > 0 and newest % self.INTERVAL == 0:
             write_checkpoint(self.storage, table.location, newest, self._log.snapshot_of(seg, newest).state_actions())
+
+
+@fault(
+    "publish-splits-unicode-lines",
+    "client",
+    breaks=("WRT-PUBLISH-IDENTICAL",),
+    description="Publishes a commit line by line as Python's str.splitlines() cuts it: a string holding a raw"
+    " U+2028 (or U+0085, U+2029), which JSON allows, is cut in two and the published action is broken.",
+)
+class PublishSplitsUnicodeLines(ReferenceClient):
+    def _published_bytes(self, content: bytes) -> bytes:
+        return "".join(line + "\n" for line in content.decode().splitlines()).encode()

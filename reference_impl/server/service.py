@@ -67,7 +67,9 @@ def normalize_uri(uri: str) -> str:
 def changes_protocol_or_metadata(content: bytes) -> bool:
     """Whether a commit (NDJSON actions) has a ``protocol`` or ``metaData`` action."""
     try:
-        lines = content.decode("utf-8").splitlines()
+        # Only a newline ends a line: splitlines() would also cut at U+0085, U+2028 and U+2029, which
+        # JSON keeps raw inside a string, and refuse a valid commit.
+        lines = content.decode("utf-8").split("\n")
         actions = [json.loads(line) for line in lines if line.strip()]
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise invalid("the commit is not newline-delimited JSON actions") from e

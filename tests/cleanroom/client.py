@@ -113,7 +113,7 @@ def encode(actions: Iterable[Action]) -> bytes:
 
 
 def decode(content: bytes) -> list[Action]:
-    return [json.loads(line) for line in content.decode().splitlines() if line.strip()]
+    return [json.loads(line) for line in content.decode().split("\n") if line.strip()]
 
 
 def _as_dict(value: Any) -> dict[str, str]:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from conformance.contract.delta import Catalog, StagingTable, Storage, TableInfo
 from conformance.report.outcomes import PremiseBroken
@@ -41,6 +42,21 @@ def reseed(seed: int) -> None:
 
 def new_uuid() -> str:
     return str(uuid.UUID(int=_names.getrandbits(128), version=4))
+
+
+# Characters JSON keeps raw inside a string (RFC 8259 escapes only those below U+0020) that Python's
+# str.splitlines(), unlike a newline-delimited JSON reader, takes for line breaks: NEL, LINE SEPARATOR,
+# PARAGRAPH SEPARATOR. A reader or a publisher that splits a commit with it cuts an action in two.
+UNICODE_BREAKS = "next\u0085line\u2028separator\u2029paragraph"
+
+
+def raw_utf8(actions: list[dict[str, Any]], separators: tuple[str, str] = (",", ":")) -> bytes:
+    """The actions, the first one's commitInfo carrying ``UNICODE_BREAKS`` in ``userMetadata``, one
+    line each in raw UTF-8 (as Spark and Kernel write text), with a final newline."""
+    first = actions[0]
+    if "commitInfo" in first:
+        actions = [{"commitInfo": {**first["commitInfo"], "userMetadata": UNICODE_BREAKS}}, *actions[1:]]
+    return b"".join(json.dumps(a, separators=separators, ensure_ascii=False).encode() + b"\n" for a in actions)
 
 
 def when(ms: object) -> str:

@@ -3,8 +3,9 @@ commit format allows (RFC "Reader Requirements"; PROTOCOL "Delta Log Entries": n
 each action a single-line JSON document).
 
 Newline-delimited JSON does not require a final newline, a single-line JSON document may hold
-whitespace between its tokens, and an object's fields may come in any order: a writer other than the
-reader's own may write any of these. Each shape is
+whitespace between its tokens, an object's fields may come in any order, and a string may hold raw
+characters some line readers take for breaks (U+0085, U+2028, U+2029: only a newline ends a line): a
+writer other than the reader's own may write any of these. Each shape is
 a staged commit and, where the client's catalog API carries them, an inline one; the last line of an
 unterminated commit is an ``add`` in one and a ``remove`` in another, and every version is read.
 """
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from conformance.checks.delta.builders import LogBuilder, expected_rows, ict_of, premise, version0
+from conformance.checks.delta.builders import LogBuilder, expected_rows, ict_of, premise, raw_utf8, version0
 from conformance.checks.delta.evidence import attempt
 from conformance.contract.delta import NotSupported, RatifiedCommit
 from conformance.observe.recording import RecordingClient, TargetRaised
@@ -42,6 +43,7 @@ SHAPES: dict[str, Callable[[list[A.Action]], bytes]] = {
     "spaced JSON, final newline": lambda acts: b"".join(line + b"\n" for line in _lines(acts, None)),
     "spaced JSON, no final newline": lambda acts: b"\n".join(_lines(acts, None)),
     "fields in reverse order, no final newline": lambda acts: b"\n".join(_lines(_keys_reversed(acts), (",", ":"))),
+    "raw UTF-8 with U+0085, U+2028 and U+2029 inside a string": raw_utf8,
 }
 PUBLISHED = 2  # v0-v2 published; every later version ratified and unpublished
 

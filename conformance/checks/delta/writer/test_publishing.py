@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from conformance.checks.delta.builders import LogBuilder, premise
+from conformance.checks.delta.builders import LogBuilder, premise, raw_utf8
 from conformance.checks.delta.evidence import client_writes, log_files, same_actions
 from conformance.checks.delta.writer.conftest import WrittenTable
 from conformance.contract.delta import NotSupported, Storage
@@ -104,6 +104,7 @@ BYTE_SHAPES: dict[str, Callable[[list[Action]], bytes]] = {
     "CRLF line endings, no final newline": lambda acts: b"\r\n".join(_lines(acts)),
     "spaces and a tab after each line": lambda acts: b"".join(line + b"  \t\n" for line in _lines(acts)),
     "spaced JSON, no final newline": lambda acts: b"\n".join(_lines(acts, (", ", ": "))),
+    "raw UTF-8 with U+0085, U+2028 and U+2029 inside a string": raw_utf8,
 }
 
 
