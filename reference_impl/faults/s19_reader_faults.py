@@ -7,6 +7,7 @@ import json
 
 from reference_impl.delta.actions import Action
 from reference_impl.delta.client import ReferenceClient
+from reference_impl.delta.log_paths import parse_log_name, staged_dir
 from reference_impl.delta.snapshot import (
     CommitRef,
     LogReader,
@@ -110,3 +111,26 @@ class _SplitLinesReader(LogReader):
 )
 class ReaderSplitsUnicodeLines(ReferenceClient):
     reader_class = _SplitLinesReader
+
+
+class _TornLogReader(LogReader):
+    def segment(self, table_id: str, location: str) -> LogSegment:
+        seg = super().segment(table_id, location)
+        # The fault: a "torn log" guard parses every staged file at or below the latest version, the
+        # ones the catalog does not name too, and refuses the read if one does not parse.
+        for info in self.storage.list(staged_dir(location) + "/"):
+            lf = parse_log_name(info.uri)
+            if lf is not None and lf.kind == "staged" and lf.version <= seg.latest_version:
+                self._decode(self.storage.get(lf.uri))
+        return seg
+
+
+@fault(
+    "reader-parses-every-staged-file",
+    "client",
+    breaks=("RDR-IGNORE-UNRATIFIED",),
+    description="Parses every staged file at or below the catalog's latest version before a read, those the"
+    " catalog does not name too: a partial rejected file beside a ratified version makes every read fail.",
+)
+class ReaderParsesEveryStagedFile(ReferenceClient):
+    reader_class = _TornLogReader

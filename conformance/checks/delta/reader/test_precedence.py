@@ -75,15 +75,25 @@ def test_catalog_commit_wins_over_published_file(
 def test_unratified_staged_files_are_ignored(
     client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
 ) -> None:
+    # Beside every version, wherever it stands (v1 published, v2-v3 ratified and staged, v4 above the
+    # latest), a rejected whole file and a partial one: a reader that reads or parses a staged file
+    # the catalog does not name, at any position, reads a wrong table or refuses a right one.
     _published(seeded, 1)
-    seeded.stage(1, seeded.data_commit(1, "rejected"))  # lost the race for v1; v1 is published, not listed
     ratified = [_staged(seeded, 2), _staged(seeded, 3)]
-    seeded.stage(3, seeded.data_commit(3, "rejected"))  # lost the race for v3, written later
-    seeded.stage(4, seeded.data_commit(4, "unratified"))
-    seeded.stage(4, seeded.data_commit(4)[:-7])  # a partial file
+    for beside in range(1, 5):
+        seeded.stage(beside, seeded.data_commit(beside, "rejected"))  # lost the race for it
+        seeded.stage(beside, seeded.data_commit(beside)[:-7])  # a partial file, cut mid-line
     ref_admin.import_table(table_name, seeded.location, 3, ratified, 1)
-    result = client.read(table_name)
-    assert result.rows == expected_rows(range(4)), f"rows {result.rows}: a rejected or unratified file was used"
+    versions: tuple[int | None, ...] = (None, 0, 1, 2, 3)
+    for version in versions:
+        want = 3 if version is None else version
+        got = attempt(lambda v=version: client.read(table_name, version=v))  # type: ignore[misc]
+        what = "the latest version" if version is None else f"v{version}"
+        answer = f"raised {type(got.error).__name__}" if got.value is None else f"gave rows {got.value.rows}"
+        assert got.value is not None and got.value.rows == expected_rows(range(want + 1)), (
+            f"a read of {what} {answer}: a rejected or partial staged file the catalog does not name (one beside"
+            " every version, v1 published, v2-v3 ratified, v4 above the latest) was used or parsed"
+        )
 
 
 @pytest.mark.req("RDR-LIST-FALLBACK")
