@@ -38,12 +38,13 @@ from conformance.contract.delta import (
     Catalog,
     CatalogTimeout,
     GetCommitsResponse,
+    MaintenancePolicy,
 )
 from conformance.nemesis.between import Between
 
 T = TypeVar("T")
 Action = Literal["lose", "duplicate", "crash_before", "crash_after", "restart"]
-Op = Literal["commit", "mark_published", "get_commits"]
+Op = Literal["commit", "mark_published", "get_commits", "maintenance_policy"]
 
 
 class ClientCrashed(Exception):  # noqa: N818 - named for what happened, as CatalogTimeout is
@@ -85,6 +86,8 @@ class NemesisCatalog(Between):
             raise ValueError("a run of consecutive faults is of lost answers, one or more")
         if action in ("duplicate", "crash_after", "restart") and op != "commit":
             raise ValueError(f"{action} applies to commit proposals, not {op}")
+        if op == "maintenance_policy" and action != "lose":
+            raise ValueError("a policy lookup's answer can be lost, nothing else")
         if action == "crash_before" and op == "get_commits":
             raise ValueError("crash_before applies to proposals and publication marks, not listings")
         if action == "restart" and self._restart is None:
@@ -197,6 +200,13 @@ class NemesisCatalog(Between):
         return self._lost(
             "listing", lambda: self._inner.get_commits(table_id, start_version, end_version), self._take("get_commits")
         )
+
+    def maintenance_policy(self, table_id: str) -> MaintenancePolicy:
+        self.calls += 1
+        # Lost only when armed for it: a run of lost answers is of proposals, listings and marks.
+        armed = self._armed is not None and self._armed.op == "maintenance_policy"
+        action = self._take("maintenance_policy") if armed else None
+        return self._lost("maintenance policy", lambda: self._inner.maintenance_policy(table_id), action)
 
     def mark_published(self, table_id: str, version: int) -> None:
         self.calls += 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from conformance.contract.delta import CatalogTimeout, TableInfo
+from conformance.contract.delta import CatalogError, CatalogTimeout, MaintenanceOp, TableInfo
 from reference_impl.delta.checkpoint import read_last_checkpoint
 from reference_impl.delta.cleanup import cut_off_checkpoint, files_to_delete, log_files
 from reference_impl.delta.client import Proposals, ReferenceClient
@@ -92,3 +92,18 @@ class CleanupMultipartFirstAndLast(ReferenceClient):
             doomed += [u for u in uris if (m := _MULTI_PART.fullmatch(u[len(log) :])) and int(m[1]) < cp]
         for uri in doomed:
             self.storage.delete(uri)
+
+
+@fault(
+    "policy-lookup-fails-open",
+    "client",
+    breaks=("WRT-MAINTENANCE-POLICY",),
+    description="When the catalog's answer to a maintenance-policy lookup is lost (a timeout), takes every"
+    " maintenance job as allowed and runs it: under a policy forbidding it, a checkpoint is written.",
+)
+class PolicyLookupFailsOpen(ReferenceClient):
+    def _policy_allows(self, table_id: str, op: MaintenanceOp) -> bool:
+        try:
+            return super()._policy_allows(table_id, op)
+        except CatalogError:
+            return True  # the fault: no answer taken for "allowed"

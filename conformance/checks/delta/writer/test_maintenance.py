@@ -18,8 +18,10 @@ from conformance.checks.delta.evidence import (
     speaks_only_uc_api,
     table_commits,
 )
+from conformance.checks.delta.writer.conftest import Bind
 from conformance.checks.delta.writer.maintenance_content import checkpoint_fault, compaction_fault, published_commits
 from conformance.contract.delta import MaintenancePolicy, NotSupported, Storage
+from conformance.nemesis import NemesisCatalog
 from conformance.observe.recording import RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.oracle.names import compaction_uri, parse, published_uri
@@ -271,6 +273,44 @@ def test_forbidden_maintenance_is_not_run(
         )
     assert not maint, f"maintenance files written against the catalog's policy: {maint}"
     assert not deleted, f"cleanup deleted files against the catalog's policy: {deleted}"
+
+
+@pytest.mark.req("WRT-MAINTENANCE-POLICY")
+def test_a_lost_policy_answer_allows_no_maintenance(
+    bind: Bind, nemesis: NemesisCatalog, ref_admin: ReferenceCatalog, transcript: Transcript, table_name: str
+) -> None:
+    # A writer consults the policy before every maintenance job (RFC "Maintenance Operations"); when
+    # the answer to that lookup is lost, it knows nothing, and running the job anyway runs what the
+    # catalog may forbid. Every maintenance call meets a lost policy answer on a table whose policy
+    # forbids everything: asking again, or not running, are both right; running is not.
+    client = bind(nemesis)
+    client.create_table(table_name)
+    for i in range(1, 4):
+        client.append(table_name, [{"id": i, "value": "x"}])
+    client.publish(table_name)
+    ref_admin.set_maintenance_policy(ref_admin.resolve(table_name).table_id, MaintenancePolicy(allowed=frozenset()))
+    transcript.notes["schedule"] = [
+        "catalog policy: no maintenance allowed",
+        "client: checkpoint, compact_log(1,2), cleanup(3), the answer to each one's first policy lookup lost",
+    ]
+    calls: tuple[Callable[[], object], ...] = (
+        partial(client.checkpoint, table_name),
+        partial(client.compact_log, table_name, 1, 2),
+        partial(client.cleanup, table_name, 3),
+    )
+    for call in calls:
+        nemesis.arm("maintenance_policy", "lose")
+        attempt(call)
+        nemesis.disarm()  # a writer that did not ask loses nothing later
+    maint = [f.uri for _, f in client_writes(transcript) if f.kind in ("checkpoint", "compaction")]
+    deleted = client_deletes(transcript)
+    if (maint or deleted) and speaks_only_uc_api(transcript):
+        not_applicable(  # as for the other policy checks: UC's API carries no policy to lose an answer of
+            "the client reaches its catalog over Unity Catalog's API, which carries no maintenance policy "
+            "(verified: every catalog request it made is UC's, none asked for lakecert's policy extension)"
+        )
+    assert not maint, f"maintenance files written after a lost policy answer, under a policy forbidding them: {maint}"
+    assert not deleted, f"files deleted after a lost policy answer, under a policy forbidding cleanup: {deleted}"
 
 
 # The dimensions a policy can forbid that the contract can drive or observe: checkpoints, log
