@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 
 from conformance.contract.delta import CatalogError, CatalogTimeout, MaintenanceOp, TableInfo
+from reference_impl.delta.actions import Action
 from reference_impl.delta.checkpoint import read_last_checkpoint
 from reference_impl.delta.cleanup import cut_off_checkpoint, files_to_delete, log_files
-from reference_impl.delta.client import Proposals, ReferenceClient
+from reference_impl.delta.client import Builder, Proposals, ReferenceClient
 from reference_impl.delta.log_paths import delta_uri, log_dir
 from reference_impl.faults.base import fault
 
@@ -107,3 +108,39 @@ class PolicyLookupFailsOpen(ReferenceClient):
             return super()._policy_allows(table_id, op)
         except CatalogError:
             return True  # the fault: no answer taken for "allowed"
+
+
+@fault(
+    "noop-commit-without-txnid",
+    "client",
+    breaks=("WRT-TXNID",),
+    description="Gives a commit its txnId when the commit changes a file: a delete that matches no row is"
+    " committed with a commitInfo that has none.",
+)
+class NoopCommitWithoutTxnId(ReferenceClient):
+    def _order_actions(self, actions: list[Action]) -> list[Action]:
+        if any("add" in a or "remove" in a for a in actions):
+            return actions
+        return [
+            {"commitInfo": {k: v for k, v in a["commitInfo"].items() if k != "txnId"}} if "commitInfo" in a else a
+            for a in actions
+        ]
+
+
+@fault(
+    "rebased-commit-info-last",
+    "client",
+    breaks=("WRT-COMMITINFO-FIRST",),
+    description="Builds a commit again after losing its version on a path of its own, which adds the commitInfo"
+    " after the rebuilt actions: every commit that landed after a lost race ends with its commitInfo.",
+)
+class RebasedCommitInfoLast(ReferenceClient):
+    def _commit(self, table: TableInfo, operation: str, build: Builder) -> int:
+        self._attempts = 0
+        return super()._commit(table, operation, build)
+
+    def _order_actions(self, actions: list[Action]) -> list[Action]:
+        self._attempts = getattr(self, "_attempts", 0) + 1
+        if self._attempts == 1:
+            return actions
+        return [a for a in actions if "commitInfo" not in a] + [a for a in actions if "commitInfo" in a]

@@ -77,7 +77,9 @@ STRAY_NAME = "{version:020d}./" + GHOST_UUIDS[0] + ".json"
 # How a delete's id set is drawn, in turn, so every history has each: the oldest alive ids (which span
 # files and share the files of appends of several rows), the same with one id repeated, with an id the
 # table never held, and both. A writer that plans a delete id by id removes a shared file once per id.
-DELETE_SHAPES = ("plain", "repeated id", "absent id", "repeated and absent ids")
+# "absent ids only" matches no row: a client may commit it (a version that changes no file, its
+# commitInfo and txnId like any other's) or not commit at all.
+DELETE_SHAPES = ("plain", "repeated id", "absent id", "repeated and absent ids", "absent ids only")
 ABSENT_ID = 0  # ids start at 1: the table never holds id 0
 
 
@@ -305,6 +307,7 @@ class ClientHistory:
             except oracle_commits.CommitFormatError:
                 actions = []  # the commit's encoding is judged by WRT-STAGED-FORMAT's checks
             repeated = oracle_commits.repeated_actions(actions)
+            self._judge_commit_info(t, v, actions)
             for protocol in (a["protocol"] for a in actions if isinstance(a.get("protocol"), dict)):
                 if not catalog_managed_protocol(protocol):
                     raise self.charge(
@@ -328,6 +331,24 @@ class ClientHistory:
                 t.model.icts[v] = ict
             versions.append(v)
         return versions
+
+    def _judge_commit_info(self, t: Table, v: int, actions: list[oracle_commits.Action]) -> None:
+        """Every ratified commit of the history, whichever path built it (a first attempt, a rebase
+        after a lost race, a delete that matched nothing), starts with a commitInfo holding a txnId."""
+        if actions and "commitInfo" not in actions[0]:
+            raise self.charge(
+                "WRT-COMMITINFO-FIRST",
+                f"{t.name}: the ratified v{v} starts with a {next(iter(actions[0]), '?')} action",
+                "every commit starting with its commitInfo, a rebased one or one that changes no file too",
+            )
+        info = actions[0].get("commitInfo") if actions else None
+        txn = info.get("txnId") if isinstance(info, dict) else None
+        if isinstance(info, dict) and not (isinstance(txn, str) and txn):
+            raise self.charge(
+                "WRT-TXNID",
+                f"{t.name}: the ratified v{v}'s commitInfo carries txnId {txn!r}",
+                "a non-empty txnId string in every commitInfo, a rebased commit or one that changes no file too",
+            )
 
     def _landed(self, t: Table, got: int, events: StepEvents, what: str) -> None:
         learned = self._learn_commits(t, events)
@@ -371,7 +392,7 @@ class ClientHistory:
         gone = alive[: len(alive) - KEEP_ROWS]
         shape = DELETE_SHAPES[t.deletes % len(DELETE_SHAPES)]
         t.deletes += 1
-        ids = list(gone)
+        ids = [ABSENT_ID, -1] if shape == "absent ids only" else list(gone)
         if "repeated" in shape:
             ids.append(gone[-1])
         if "absent" in shape:
@@ -380,6 +401,9 @@ class ClientHistory:
         events = self._step()
         with self.explained_by_read(t, c), premise(f"client {c} deleting from {t.name}"):
             got = client.delete(t.name, ids)
+        if shape == "absent ids only" and got == t.model.latest and not events.commits:
+            self.say(f"client {c}: delete ids {ids} ({shape}) from {t.name} -> no commit")
+            return  # nothing to change, nothing committed: as right as a commit that changes nothing
         t.model.delete(set(ids))
         self._landed(t, got, events, f"client {c}: delete")
         self.judge_staged_names(f"client {c}: delete from {t.name}")

@@ -58,6 +58,8 @@ RULES = frozenset(
         "WRT-STAGED-NAME",
         "WRT-REBASE-UNPUBLISHED",
         "WRT-PROTOCOL-VERSIONS",
+        "WRT-COMMITINFO-FIRST",
+        "WRT-TXNID",
     }
 )
 LAG_AT, LAG = 60, 20  # from v60 of the first table nothing is published until 20 commits wait
@@ -151,6 +153,8 @@ def run_history(
     "WRT-STAGED-NAME",
     "WRT-REBASE-UNPUBLISHED",
     "WRT-PROTOCOL-VERSIONS",
+    "WRT-COMMITINFO-FIRST",
+    "WRT-TXNID",
 )
 def test_long_histories_of_maintenance_and_publication_match_the_model(
     lakecert: RunContext,
