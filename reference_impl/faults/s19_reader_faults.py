@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from conformance.contract.delta import Catalog, FileInfo, GetCommitsResponse, Storage
 from reference_impl.delta.actions import Action
 from reference_impl.delta.client import ReferenceClient
 from reference_impl.delta.log_paths import parse_log_name, staged_dir
@@ -134,3 +135,28 @@ class _TornLogReader(LogReader):
 )
 class ReaderParsesEveryStagedFile(ReferenceClient):
     reader_class = _TornLogReader
+
+
+class _ListingKeyedReader(LogReader):
+    def __init__(self, catalog: Catalog, storage: Storage) -> None:
+        super().__init__(catalog, storage)
+        self._answers: dict[tuple[str, tuple[str, ...]], GetCommitsResponse] = {}
+
+    def _ratified_commits(self, table_id: str, listing: list[FileInfo]) -> GetCommitsResponse:
+        # The fault: the catalog's answer is kept while the log's listing stays the same; an inline
+        # commit writes no file, so the listing does not change and the new version is not seen.
+        key = (table_id, tuple(sorted(f.uri for f in listing)))
+        if key not in self._answers:
+            self._answers[key] = super()._ratified_commits(table_id, listing)
+        return self._answers[key]
+
+
+@fault(
+    "reader-asks-catalog-when-listing-changes",
+    "client",
+    breaks=("RDR-UNPUBLISHED",),
+    description="Keeps the catalog's answer per table and asks again only when its listing of _delta_log"
+    " changes: another writer's inline commit changes no file, and the next read misses it.",
+)
+class ReaderAsksCatalogWhenListingChanges(ReferenceClient):
+    reader_class = _ListingKeyedReader

@@ -617,6 +617,22 @@ class ClientHistory:
             raise PremiseBroken(f"{what}: the catalog ratified {learned}")
         return c
 
+    def rival_between_reads(self, t: Table, c: int) -> None:
+        """lakecert's own writer commits, inline where the shaped client's catalog API carries it (an
+        inline commit writes no file), and client ``c`` reads the latest again: a reader that asks the
+        catalog again only when its listing of the log changes misses the new version."""
+        shapes = self.shaped.catalog if self.shaped is not None else None
+        inline = shapes is not None and not shapes.served
+        rows = {t.next_id: "rival between reads"}
+        t.next_id += 1
+        events = self._step()
+        with premise(f"lakecert's writer appending to {t.name} between two reads"):
+            got = self._rivals[inline].append(t.name, [{"id": i, "value": v} for i, v in rows.items()])
+        t.model.append(rows)
+        self._landed(t, got, events, "lakecert's writer: append between two reads")
+        self.say(f"lakecert's writer: {'inline' if inline else 'staged'} append to {t.name} -> v{got}")
+        self.read(t, who=c)
+
     # ------------------------------------------------------------------ publication
 
     def publish(self, t: Table, who: int | None = None) -> None:

@@ -58,6 +58,7 @@ def run_history(
                 # And by its timestamp: listings with and without in-commit timestamps in turn, so a
                 # reader that dates unpublished commits only by the catalog's timestamp is seen.
                 h.read(main, at=v, who=c)
+                h.rival_between_reads(main, c)
                 if rng.random() < 0.5:
                     h.publish(main, who=c)
                     h.read(main, who=c)
