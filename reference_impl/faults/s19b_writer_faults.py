@@ -5,6 +5,7 @@ round's variants."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 from conformance.contract.delta import CatalogError, CatalogTimeout, MaintenanceOp, TableInfo
@@ -12,7 +13,7 @@ from reference_impl.delta.actions import Action
 from reference_impl.delta.checkpoint import read_last_checkpoint
 from reference_impl.delta.cleanup import cut_off_checkpoint, files_to_delete, log_files
 from reference_impl.delta.client import Builder, Proposals, ReferenceClient
-from reference_impl.delta.log_paths import delta_uri, log_dir
+from reference_impl.delta.log_paths import delta_uri, log_dir, parse_log_name, staged_dir
 from reference_impl.faults.base import fault
 
 
@@ -144,3 +145,28 @@ class RebasedCommitInfoLast(ReferenceClient):
         if self._attempts == 1:
             return actions
         return [a for a in actions if "commitInfo" not in a] + [a for a in actions if "commitInfo" in a]
+
+
+@fault(
+    "publish-first-listed-staged-file",
+    "client",
+    breaks=("WRT-PUBLISH-IDENTICAL",),
+    description="Publishes, for each version the catalog stores as staged, the first file its staging folder"
+    " lists for that version: a rejected proposal whose name sorts first is published instead.",
+)
+class PublishFirstListedStagedFile(ReferenceClient):
+    def publish(self, name: str) -> None:
+        table = self._table(name)
+        stored = {c.version: c for c in self.catalog.get_commits(table.table_id).commits}
+        if not stored:
+            return
+        listed = sorted(info.uri for info in self.storage.list(staged_dir(table.location) + "/"))
+        for v in self._publish_order(list(stored)):
+            first = next((u for u in listed if (lf := parse_log_name(u)) is not None and lf.version == v), None)
+            # The fault: the staging folder's first file of the version, not the one the catalog names.
+            source = stored[v].staged_uri if first is None or stored[v].staged_uri is None else first
+            content = stored[v].inline_content if source is None else self.storage.get(source)
+            assert content is not None
+            with contextlib.suppress(FileExistsError):
+                self.storage.put(delta_uri(table.location, v), content, if_absent=True)
+        self._mark_published(table.table_id, max(stored))

@@ -20,6 +20,7 @@ from conformance.report.outcomes import PremiseBroken, Violation, not_applicable
 from conformance.run_context import RunContext
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.client import ReferenceClient
+from reference_impl.delta.log_paths import staged_uri
 
 
 def _published_versions(storage: Storage, location: str) -> set[int]:
@@ -108,6 +109,9 @@ BYTE_SHAPES: dict[str, Callable[[list[Action]], bytes]] = {
 }
 
 
+FIRST_UUID = "00000000-0000-4000-8000-000000000000"  # sorts before any random UUID
+
+
 def _lines(actions: list[Action], separators: tuple[str, str] = (",", ":")) -> list[bytes]:
     return [json.dumps(a, separators=separators).encode() for a in actions]
 
@@ -126,6 +130,10 @@ def _ratify_foreign(
         else:
             uri = log.stage(version, content)
             ref_admin.commit(table_id, version, staged_uri=uri, in_commit_timestamp=ict + i)
+            # Beside it, a rejected proposal of the same version whose name sorts first: the file to
+            # publish is the one the catalog names, not the first the staging folder lists.
+            rejected = encode(decode_actions(log.data_commit(version, "rejected", ict=ict + i)))
+            log.storage.put(staged_uri(log.location, version, FIRST_UUID), rejected)
         foreign[version] = (f"another writer's {'inline' if inline else 'staged'} commit, {shape}", content)
     return foreign
 
