@@ -39,6 +39,7 @@ from conformance.contract.target import (
 )
 from conformance.extras import missing_modules
 from conformance.observe.deadline import DeadlineExceeded, deadline
+from conformance.observe.holding import HoldingStorage
 from conformance.registry import build_target
 from conformance.report.outcomes import req_ids
 from conformance.report.results import RunSummary
@@ -166,10 +167,11 @@ def _warehouse(cfg: Config, workdir: Path) -> tuple[str, Storage, S3Settings | N
             aws_access_key_id=s3.access_key_id,
             aws_secret_access_key=s3.secret_access_key,
         )
-        return f"s3://{s.bucket}/{s.prefix}/{uuid.uuid4().hex[:12]}", storage, s3
+        return f"s3://{s.bucket}/{s.prefix}/{uuid.uuid4().hex[:12]}", HoldingStorage(storage), s3
     root = workdir / "warehouse"
     root.mkdir(parents=True, exist_ok=True)
-    return root.as_uri(), make_storage(), None
+    # Holding: the race checks may hold racers at their first read of an object (observe/holding.py).
+    return root.as_uri(), HoldingStorage(make_storage()), None
 
 
 def _catalog_side(cfg: Config) -> Target | None:

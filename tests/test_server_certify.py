@@ -82,6 +82,16 @@ NOT_ON_THE_WIRE = {
     "resolve-location-form-decoded",
     # a restart.
     "start-up-loads-oldest-batch",
+    # Session 19's: caught only by restarting the catalog (see above);
+    "piggybacked-ratification-in-memory",
+    "policy-fallback-after-restart",
+    # the server checks that a name is free before the catalog sees a registration (as for
+    # register-takes-a-taken-name), so registrations of one name at once may not reach the catalog's
+    # window together; not measured over HTTP.
+    "register-name-checked-in-snapshot",
+    # a listing that stops below the latest it states is a short page to the `uc` adapter, which asks
+    # again above it (as for first-page-only): over HTTP the listing is read whole.
+    "listing-latest-read-after-binding",
 }
 CATALOG_RULES = {r.id for r in load_all().values() if r.profile == "delta-cm-catalog"}
 CATALOG_FAULTS = [

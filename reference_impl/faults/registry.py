@@ -31,8 +31,10 @@ from reference_impl.faults import (
     s18_names_faults,
     s18_reader_faults,
     s18_writer_faults,
+    s19_catalog_faults,
     s19_reader_faults,
     s19_writer_faults,
+    s19b_writer_faults,
     shape_faults,
     writers17_faults,
 )
@@ -58,7 +60,9 @@ _MODULES = (
     s18_names_faults,
     s18_writer_faults,
     s18_reader_faults,
+    s19_catalog_faults,
     s19_writer_faults,
+    s19b_writer_faults,
     s19_reader_faults,
     writers17_faults,
 )  # imported for their registrations

@@ -30,7 +30,8 @@ from conformance.targets.target import TargetEnv
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,254}")
 # The UUID in its 8-4-4-4-12 form: ``uuid.UUID`` alone also takes the dashes anywhere (it strips them).
-_STAGED = re.compile(r"([0-9]{20})\.([0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})\.json")
+_HEX = "[0-9A-Fa-f]"
+_STAGED = re.compile(rf"([0-9]{{20}})\.({_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}})\.json")
 
 
 def _is_int(v: object) -> bool:

@@ -112,21 +112,23 @@ def name_misses(location: str, version: int, uuid: str) -> list[NearMiss]:
         (uuid[:-1], "a UUID a digit short"),
         (uuid[:-1] + "g", "a UUID ending in a letter that is not hex"),
     )
-    return [
-        NearMiss(f"{P.staged_dir(location)}/{version:020d}.{part}.json", what, True) for part, what in not_uuids
-    ] + [NearMiss(f"{P.staged_dir(location)}/{v}.{uuid}.json", what, True) for v, what in other_digits] + [
-        NearMiss(f"{P.staged_dir(location)}/{name}", what, not name.endswith("/"))
-        for name, what in (
-            (f"{good}.tmp", "a .tmp suffix"),
-            (f"{good}.crc", "a .crc suffix"),
-            (f"{good}l", "a .jsonl extension"),
-            (f"{good}.json", "a doubled .json"),
-            (f"{good}~", "a ~ suffix"),
-            (f".{good}", "a hidden-file dot before it"),
-            (f"x{good}", "a letter before it"),
-            (f"{version:020d}.{uuid}x.json", "a character after the UUID"),
-            (f"{version:020d}.{uuid}", "no .json"),
-            (f"{version:020d}.{uuid}.JSON", "an upper-case .JSON"),
-            (f"{good}/", "a trailing slash"),
-        )
-    ]
+    return (
+        [NearMiss(f"{P.staged_dir(location)}/{version:020d}.{part}.json", what, True) for part, what in not_uuids]
+        + [NearMiss(f"{P.staged_dir(location)}/{v}.{uuid}.json", what, True) for v, what in other_digits]
+        + [
+            NearMiss(f"{P.staged_dir(location)}/{name}", what, not name.endswith("/"))
+            for name, what in (
+                (f"{good}.tmp", "a .tmp suffix"),
+                (f"{good}.crc", "a .crc suffix"),
+                (f"{good}l", "a .jsonl extension"),
+                (f"{good}.json", "a doubled .json"),
+                (f"{good}~", "a ~ suffix"),
+                (f".{good}", "a hidden-file dot before it"),
+                (f"x{good}", "a letter before it"),
+                (f"{version:020d}.{uuid}x.json", "a character after the UUID"),
+                (f"{version:020d}.{uuid}", "no .json"),
+                (f"{version:020d}.{uuid}.JSON", "an upper-case .JSON"),
+                (f"{good}/", "a trailing slash"),
+            )
+        ]
+    )

@@ -253,6 +253,21 @@ def _dropped(driver: CatalogDriver, name: str, table: TableInfo) -> None:
     )
 
 
+def _log_of(driver: CatalogDriver, table: TableInfo) -> dict[str, bytes]:
+    """Every file under the table's ``_delta_log/`` (staged commits included), with its bytes."""
+    return {f.uri: driver.storage.get(f.uri) for f in driver.storage.list(log_dir(table.location) + "/")}
+
+
+def _nothing_written(driver: CatalogDriver, table: TableInfo, before: dict[str, bytes], state: str) -> None:
+    """CAT-DROP: the drop made no commit to the dropped table and wrote nothing into its log."""
+    now = _log_of(driver, table)
+    written = sorted(u for u in now if u not in before or now[u] != before[u])
+    assert not written, (
+        f"the drop of {table.name!r}, a table {state}, wrote into the dropped table's log: {written}; a drop"
+        " removes the name and makes no commit to the table (RFC 'Creating and Dropping')"
+    )
+
+
 @pytest.mark.req("CAT-DROP")
 def test_a_dropped_table_no_longer_resolves(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
     """RFC "Creating and Dropping": a drop removes the named table's name and makes no commit to the
@@ -260,7 +275,9 @@ def test_a_dropped_table_no_longer_resolves(catalog: RecordingCatalog, driver: C
     (drop_neighbours.py: case, Unicode form, prefix, length), dropped one at a time, the latest created
     first (a loose lookup that takes its first match takes an earlier neighbour); between the first drop
     and the others, names no table has, near the registered ones, are dropped too (a loose lookup takes
-    a neighbour whatever the order). After each drop every other name resolves to its own table."""
+    a neighbour whatever the order). After each drop every other name resolves to its own table, and
+    the dropped table's log holds what it held before: judged on a table with unpublished commits, one
+    whose every commit is published and marked, and the neighbours, which hold their version 0 alone."""
     base = f"{table_name}_Drop"
     tables: dict[str, TableInfo] = {}
     for name in neighbour_names(base):
@@ -275,8 +292,7 @@ def test_a_dropped_table_no_longer_resolves(catalog: RecordingCatalog, driver: C
     order = list(reversed(tables))
     first = tables.pop(order[0])
     driver.commit_range(first, 1, 2)
-    log = log_dir(first.location) + "/"
-    before = {f.uri for f in driver.storage.list(log)}
+    before = _log_of(driver, first)
     try:
         catalog.drop_table(first.name)
     except NotSupported:
@@ -288,8 +304,21 @@ def test_a_dropped_table_no_longer_resolves(catalog: RecordingCatalog, driver: C
         pytest.fail(f"the drop of {first.name!r}, a table the catalog resolves, was refused ({type(e).__name__})")
     _dropped(driver, first.name, first)
     _others_intact(driver, tables, f"after {first.name!r} was dropped")
-    written = {f.uri for f in driver.storage.list(log)} - before
-    assert not written, f"the drop wrote to the dropped table's log: {sorted(written)}"
+    _nothing_written(driver, first, before, "with ratified commits unpublished")
+    # What a drop leaves in storage, whatever the table's state (session 19): a table whose every
+    # commit is published and marked, and the neighbours below, which hold their version 0 alone.
+    done = driver.new_table(f"{base}_pub")
+    driver.commit_range(done, 1, 2)
+    with premise(f"publishing {done.name} up to v2 and recording the mark"):
+        driver.publish(done, 2)
+    was = _log_of(driver, done)
+    try:
+        catalog.drop_table(done.name)
+    except CatalogError as e:
+        pytest.fail(f"the drop of {done.name!r}, a table the catalog resolves, was refused ({type(e).__name__})")
+    _dropped(driver, done.name, done)
+    _nothing_written(driver, done, was, "with every commit published and marked")
+    _others_intact(driver, tables, f"after {done.name!r} was dropped")
     for name in unregistered_near_names(base):
         # A name the catalog resolves to a table is one of its names (its naming may fold case, as Unity
         # Catalog's does): not drawn. One that resolves to nothing designates no table, and drops none.
@@ -300,12 +329,14 @@ def test_a_dropped_table_no_longer_resolves(catalog: RecordingCatalog, driver: C
         _others_intact(driver, tables, f"after a drop of {name!r}, a name that resolved to no table")
     for name in order[1:]:
         table = tables.pop(name)
+        was = _log_of(driver, table)
         try:
             catalog.drop_table(name)
         except CatalogError as e:
             pytest.fail(f"the drop of {name!r}, a table the catalog resolves, was refused ({type(e).__name__})")
         _dropped(driver, name, table)
         _others_intact(driver, tables, f"after {name!r} was dropped")
+        _nothing_written(driver, table, was, "holding its version 0 alone")
 
 
 def _judge_names(driver: CatalogDriver, tables: dict[str, TableInfo], when: str) -> None:

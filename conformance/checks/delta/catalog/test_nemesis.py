@@ -27,7 +27,7 @@ from conformance.nemesis import restart_target_catalog
 from conformance.nemesis.restart import judge_fresh_locations
 from conformance.observe.recording import RecordingCatalog
 from conformance.observe.transcript import Transcript
-from conformance.report.outcomes import PremiseBroken, Violation
+from conformance.report.outcomes import PremiseBroken, Violation, not_applicable
 from conformance.run_context import RunContext
 from conformance.schedules.race import race
 from reference_impl.delta.log_paths import delta_uri
@@ -350,3 +350,41 @@ def test_duplicate_delivery_is_ratified_once(
         raise PremiseBroken(f"neither delivery of the well-formed proposal of v3 was ratified ({', '.join(refused)})")
     wrong = _listed_once(catalog.get_commits(table.table_id), uri, 3)
     assert wrong is None, f"one proposal of v3 was delivered twice at once (a network retry): {wrong}"
+
+
+KNOWN_OPS = frozenset({"checkpoint", "log_compaction", "checksum", "metadata_cleanup", "vacuum"})
+
+
+@pytest.mark.req("CAT-MAINTENANCE-POLICY")
+def test_policies_survive_a_restart(
+    lakecert: RunContext, catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, transcript: Transcript
+) -> None:
+    """A catalog's policies are state it keeps, as its commits are (session 19): the policy of each table
+    is the same after a restart as before it, in known operations only. Nobody changes a policy here
+    (the contract has no call to set one), so any difference is the restart's: policies stored under
+    other keys and read back wrong, or rebuilt from a default at start-up."""
+    tables = [driver.new_table(f"{table_name}_{i}") for i in range(2)]
+    driver.commit_range(tables[1], 1, 1)
+    try:
+        before = {t.table_id: catalog.maintenance_policy(t.table_id).allowed for t in tables}
+    except NotSupported:
+        # A MAY: asking must have changed nothing (test_discovery.py's policy check verifies it too).
+        assert catalog.get_commits(tables[1].table_id).latest_version == 1, "asking for a policy changed a table"
+        not_applicable("the catalog defines no maintenance policies (it answered NotSupported)")
+    restarted = RecordingCatalog(
+        restart_target_catalog(lakecert), transcript, under_test=True, call_s=lakecert.config.settings.deadlines.call_s
+    )
+    for t in tables:
+        try:
+            after = restarted.maintenance_policy(t.table_id).allowed
+        except CatalogError as e:
+            raise AssertionError(
+                f"{t.name}'s maintenance policy was {sorted(before[t.table_id])} before a restart; after it the"
+                f" catalog refuses to give it ({type(e).__name__})"
+            ) from e
+        unknown = set(after) - KNOWN_OPS
+        assert not unknown and set(after) == set(before[t.table_id]), (
+            f"{t.name}'s maintenance policy allowed {sorted(before[t.table_id])} before a restart of the catalog"
+            f" and {sorted(after)} after it{f' (no known operation: {sorted(unknown)})' if unknown else ''}; nobody"
+            " set a policy: a catalog exposes each table's own policy, in known operations, across restarts too"
+        )
