@@ -22,8 +22,10 @@ from conformance.contract.delta import (
     StagingTable,
     Storage,
     TableInfo,
+    TableNotFound,
 )
 from reference_impl.catalog.catalog import ReferenceCatalog, _check_name, delta_file_uri
+from reference_impl.catalog.transaction import TABLE_COLUMNS, TableRow
 from reference_impl.faults.base import fault
 from reference_impl.storage.commit_file import DEFAULT_READ_LIMITS, CommitFileError, ReadLimits, read_commit_file
 
@@ -226,3 +228,21 @@ class DropWritesLastCheckpoint(ReferenceCatalog):
         if row is not None and self._storage is not None and row.latest_published_version >= row.latest_version:
             pointer = json.dumps({"version": row.latest_version, "size": 0}).encode()
             self._storage.put(f"{row.location}/_delta_log/_last_checkpoint", pointer)
+
+
+@fault(
+    "resolve-name-as-like-pattern",
+    "catalog",
+    breaks=("CAT-RESOLVE-LOCATION",),
+    description="Resolves a name with an unescaped SQL LIKE (the first match by name): '_' matches any one"
+    " character, so a name no table has resolves to a registered one that differs there.",
+)
+class ResolveNameAsLikePattern(ReferenceCatalog):
+    def resolve(self, name: str) -> TableInfo:
+        with self._store.read() as tx:
+            row = tx._execute(  # the fault: the name taken as a pattern, not compared
+                f"SELECT {TABLE_COLUMNS} FROM tables WHERE name LIKE ? ORDER BY name LIMIT 1", (name,)
+            ).fetchone()
+        if row is None:
+            raise TableNotFound(name)
+        return self._table_info(TableRow(*row))

@@ -113,10 +113,15 @@ def test_unregistered_names_next_to_registered_ones_are_not_found(
     longer = driver.new_table(f"{table_name}_orders")
     tables = {short.table_id: short, longer.table_id: longer}
     asked = _near_names(table_name, seed) + _near_names(longer.name, seed) + [f"{table_name}_order"]
+    # And names a lookup that takes the asked name as a pattern matches to a registered one: the last
+    # character as a LIKE, regex or glob wildcard, a trailing %, * or .* (a name may be refused for
+    # them: any catalog error is an answer that names no table).
+    asked += [f"{n[:-1]}{w}" for n in (short.name, longer.name) for w in ("_", "%", ".", "?", "*")]
+    asked += [f"{short.name}{w}" for w in ("%", "*", ".*")]
     for name in sorted(set(asked) - {short.name, longer.name}):
         try:
             info = catalog.resolve(name)
-        except TableNotFound:
+        except CatalogError:
             continue
         whose = tables.get(info.table_id)
         pytest.fail(
