@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
+from typing import Any
 
 from conformance.contract.delta import (
+    CommitConflict,
     GetCommitsResponse,
     InvalidRequest,
     MaintenancePolicy,
@@ -246,3 +248,20 @@ class ResolveNameAsLikePattern(ReferenceCatalog):
         if row is None:
             raise TableNotFound(name)
         return self._table_info(TableRow(*row))
+
+
+@fault(
+    "conflict-deletes-the-losers-file",
+    "catalog",
+    breaks=("CAT-RETAIN-UNPUBLISHED",),
+    description="Deletes the staged file of a proposal it answers with a conflict (tidying up after the loser),"
+    " without checking it is not the ratified commit's: a re-sent proposal loses the winner's own file.",
+)
+class ConflictDeletesTheLosersFile(ReferenceCatalog):
+    def commit(self, table_id: str, version: int, *, staged_uri: str | None = None, **kw: Any) -> None:
+        try:
+            super().commit(table_id, version, staged_uri=staged_uri, **kw)
+        except CommitConflict:
+            if staged_uri is not None and self._storage is not None:
+                self._storage.delete(staged_uri)  # the fault: whose file it is is not asked
+            raise

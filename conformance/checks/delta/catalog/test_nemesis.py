@@ -315,7 +315,20 @@ def _resend_inline(catalog: RecordingCatalog, driver: CatalogDriver, name: str) 
     return None if wrong is None else f"inline v2 was ratified, then the same proposal was sent again: {wrong}"
 
 
-@pytest.mark.req("CAT-RESEND-ONCE")
+def _staged_file_kept(driver: CatalogDriver, uri: str, content: bytes, what: str) -> None:
+    """The staged file of a ratified, unpublished commit is that commit until it is published (RFC
+    "Terminology - Commits"): a catalog that cleans up after a conflict deletes a loser's file, and a
+    re-sent proposal's loser file is the winner's own."""
+    kept = driver.storage.exists(uri)
+    if not kept or driver.storage.get(uri) != content:
+        raise Violation(
+            "CAT-RETAIN-UNPUBLISHED",
+            f"{what}, the staged file of the ratified, unpublished v3 is {'changed' if kept else 'gone'}"
+            f" ({uri}): the catalog must keep a ratified commit until it is published",
+        )
+
+
+@pytest.mark.req("CAT-RESEND-ONCE", "CAT-RETAIN-UNPUBLISHED")
 def test_resent_proposal_is_not_ratified_again(
     catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
 ) -> None:
@@ -325,17 +338,23 @@ def test_resent_proposal_is_not_ratified_again(
     driver.commit_range(table, 1, 2)
     # A client whose answer to v3 was lost sends the same proposal again: same file, same version.
     sent = driver.commit_range(table, 3, 3)[3]
+    content = driver.storage.get(sent)
     # A conflict, or another refusal: the sender then asks the catalog what happened, as it must.
     with contextlib.suppress(CatalogError):
         catalog.commit(table.table_id, 3, staged_uri=sent, in_commit_timestamp=ict_of(3))
+    _staged_file_kept(driver, sent, content, "after the proposal of v3 was sent again")
     wrong = _listed_once(catalog.get_commits(table.table_id), sent, 3)
-    assert wrong is None, f"v3 was ratified, then the same proposal was sent again (its answer lost): {wrong}"
+    if wrong is not None:
+        raise Violation(
+            "CAT-RESEND-ONCE", f"v3 was ratified, then the same proposal was sent again (its answer lost): {wrong}"
+        )
     # The same with the content inline: no staged file names the proposal, only its bytes do.
     wrong = _resend_inline(catalog, driver, f"{table_name}_inline")
-    assert wrong is None, wrong
+    if wrong is not None:
+        raise Violation("CAT-RESEND-ONCE", wrong)
 
 
-@pytest.mark.req("CAT-RESEND-ONCE")
+@pytest.mark.req("CAT-RESEND-ONCE", "CAT-RETAIN-UNPUBLISHED")
 def test_duplicate_delivery_is_ratified_once(
     catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, seed: int, transcript: Transcript
 ) -> None:
@@ -343,13 +362,16 @@ def test_duplicate_delivery_is_ratified_once(
     driver.commit_range(table, 1, 2)
     with premise("staging the proposal of v3"):
         uri = driver.stage(table, 3)
+        content = driver.storage.get(uri)
     propose = partial(catalog.commit, table.table_id, 3, staged_uri=uri, in_commit_timestamp=ict_of(3))
     outcomes = race([propose, propose], seed=seed, transcript=transcript)
     if not any(o.ok for o in outcomes):
         refused = sorted({type(o.error).__name__ for o in outcomes})
         raise PremiseBroken(f"neither delivery of the well-formed proposal of v3 was ratified ({', '.join(refused)})")
+    _staged_file_kept(driver, uri, content, "after one proposal of v3 was delivered twice at once")
     wrong = _listed_once(catalog.get_commits(table.table_id), uri, 3)
-    assert wrong is None, f"one proposal of v3 was delivered twice at once (a network retry): {wrong}"
+    if wrong is not None:
+        raise Violation("CAT-RESEND-ONCE", f"one proposal of v3 was delivered twice at once (a network retry): {wrong}")
 
 
 KNOWN_OPS = frozenset({"checkpoint", "log_compaction", "checksum", "metadata_cleanup", "vacuum"})
