@@ -265,3 +265,22 @@ class ConflictDeletesTheLosersFile(ReferenceCatalog):
             if staged_uri is not None and self._storage is not None:
                 self._storage.delete(staged_uri)  # the fault: whose file it is is not asked
             raise
+
+
+@fault(
+    "refused-registration-claims-staging",
+    "catalog",
+    breaks=("CAT-LIMIT-CLEAN-REFUSAL",),
+    description="Marks a staging table as taken as a registration begins, before the name is judged, and"
+    " keeps the mark when the name is refused: that staging table can never be named again.",
+)
+class RefusedRegistrationClaimsStaging(ReferenceCatalog):
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self._claimed: set[str] = set()
+
+    def register_table(self, name: str, table_id: str) -> TableInfo:
+        if table_id in self._claimed:
+            raise InvalidRequest(f"staging table {table_id} is already being registered")
+        self._claimed.add(table_id)  # the fault: never released when the registration is refused
+        return super().register_table(name, table_id)

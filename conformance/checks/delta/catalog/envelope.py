@@ -203,6 +203,16 @@ def refused_name_changed_nothing(
             f"{why}: {shown(name)} was refused ({type(error).__name__}), yet it resolves to table {info.table_id}"
             f" (named {shown(info.name)}): a name no table was given resolves to another table",
         )
+    # Nor the other argument: the staging table offered can still be named, under a plain short name.
+    plain = f"after_refusal_{hashlib.sha1(staged.table_id.encode()).hexdigest()[:12]}"
+    try:
+        catalog.register_table(plain, staged.table_id)
+    except CatalogError as e:
+        raise Violation(
+            "CAT-LIMIT-CLEAN-REFUSAL",
+            f"{why}: after registering {shown(name)} was refused ({type(error).__name__}), the staging table it was"
+            f" offered for could not be registered as {plain!r} ({type(e).__name__}): the refusal used it up",
+        ) from e
 
 
 # ---------------------------------------------------------------- inline commits
