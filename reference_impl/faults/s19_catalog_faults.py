@@ -284,3 +284,18 @@ class RefusedRegistrationClaimsStaging(ReferenceCatalog):
             raise InvalidRequest(f"staging table {table_id} is already being registered")
         self._claimed.add(table_id)  # the fault: never released when the registration is refused
         return super().register_table(name, table_id)
+
+
+@fault(
+    "drop-sweeps-unnamed-staging-tables",
+    "catalog",
+    breaks=("CAT-DROP",),
+    description="A drop also sweeps every staging table not yet named (taken for abandoned creations): a"
+    " creation in flight while another table is dropped can no longer be registered.",
+)
+class DropSweepsUnnamedStagingTables(ReferenceCatalog):
+    def drop_table(self, name: str) -> None:
+        super().drop_table(name)
+        with self._store.write() as tx:  # the fault: whose staging tables these are is not asked
+            tx.conn.execute("DELETE FROM tables WHERE name IS NULL AND latest_version < 0")
+

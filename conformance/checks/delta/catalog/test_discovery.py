@@ -8,6 +8,7 @@ import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, premise, version0
 from conformance.checks.delta.catalog.drop_neighbours import neighbour_names, unregistered_near_names
+from conformance.checks.delta.catalog.envelope import staging
 from conformance.checks.delta.catalog.names_forms import create_named, resolved, spelled_names
 from conformance.checks.delta.catalog.warehouses import AWKWARD, awkward_warehouse, catalog_over, close
 from conformance.contract.delta import (
@@ -297,6 +298,8 @@ def test_a_dropped_table_no_longer_resolves(catalog: RecordingCatalog, driver: C
     order = list(reversed(tables))
     first = tables.pop(order[0])
     driver.commit_range(first, 1, 2)
+    # Another creation in flight through every drop: staged, version 0 written, not yet named.
+    in_flight = staging(driver)
     before = _log_of(driver, first)
     try:
         catalog.drop_table(first.name)
@@ -342,6 +345,14 @@ def test_a_dropped_table_no_longer_resolves(catalog: RecordingCatalog, driver: C
         _dropped(driver, name, table)
         _others_intact(driver, tables, f"after {name!r} was dropped")
         _nothing_written(driver, table, was, "holding its version 0 alone")
+    # A drop touches its own table only: the creation in flight throughout is named as if none happened.
+    try:
+        catalog.register_table(f"{base}_in_flight", in_flight.table_id)
+    except CatalogError as e:
+        pytest.fail(
+            f"a table staged before the drops ({in_flight.table_id}) could not be registered after them"
+            f" ({type(e).__name__}: {e}): a drop must leave every other table, and every creation in flight, as it was"
+        )
 
 
 def _judge_names(driver: CatalogDriver, tables: dict[str, TableInfo], when: str) -> None:
