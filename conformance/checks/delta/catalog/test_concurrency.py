@@ -117,11 +117,13 @@ def _judge_listing(w: _Writer, resp: GetCommitsResponse, acked: int, proposed: i
     versions = sorted(c.version for c in resp.commits)
     above = [v for v in versions if v > latest]
     if above:
+        # A listed commit was ratified before the answer, so a latest below it is not the latest at any
+        # instant of the call (a stale latest, or one read before the commits): the latest's rule.
         raise Violation(
-            "CAT-LIST-CONTIGUOUS",
+            "CAT-LIST-LATEST",
             f"a listing of {name} made while commits landed holds v{above} above the latest version it states"
-            f" (v{latest}): the listed commits are a run ending at the listing's own latest version (its"
-            " commits and its latest read at different instants)",
+            f" (v{latest}): a commit it lists was ratified, so the latest was at least v{above[-1]} (its"
+            " commits and its latest read at different instants, or the latest stale)",
         )
     if versions and (versions != list(range(versions[0], versions[-1] + 1)) or versions[-1] != latest):
         raise Violation(
