@@ -170,6 +170,13 @@ def _keeps_working(
         )
 
 
+def _reported_where_added(outcome: Attempt[int] | Attempt[object], adding: list[int], what: str) -> None:
+    """An append that returned reported the version that adds its row, and no other: a caller reading
+    "its" version must read its own commit, not another writer's (a report against the catalog)."""
+    if outcome.error is None and adding != [outcome.value]:
+        raise Violation(ONCE, f"{what}: the append reported v{outcome.value}, but its row was added at {adding}")
+
+
 def _report_outcome(outcome: Attempt[int], seen: int, what: str) -> None:
     """SHOULD: the writer found out that its change landed, instead of raising. Judged last, once the
     MUST held (``at_end``)."""
@@ -330,8 +337,7 @@ def test_lost_answer_then_published_by_another_lands_once(
             " the writer committed its change again, though the catalog's latest version and _delta_log's v2,"
             " its own commit, said it had landed",
         )
-    if outcome.error is None and adding != [outcome.value]:
-        raise Violation(ONCE, f"{what}: the append reported v{outcome.value}, but the row was added at {adding}")
+    _reported_where_added(outcome, adding, what)
     _keeps_working(ONCE, client, suite_client, ref_admin, table_name, what)
     _report_outcome(outcome, held, what)
 
@@ -368,15 +374,7 @@ def test_lost_answer_then_a_rival_reports_its_own_version(
             f"{what}: versions {adding} each add the appended row (the latest version holds it {held} time(s)):"
             " the writer committed its change again",
         )
-    if outcome.error is None and adding != [outcome.value]:
-        # The change landed once, and the version the writer reports for it is another's: a caller
-        # reading "its" version reads another writer's commit (a report against the catalog, as in
-        # every lost-answer check here).
-        raise Violation(
-            ONCE,
-            f"{what}: the append reported v{outcome.value}, but its row was added at {adding}: the writer"
-            " must report the version its own commit holds, not the table's latest",
-        )
+    _reported_where_added(outcome, adding, what)
     _keeps_working(ONCE, client, suite_client, ref_admin, table_name, what)
     _report_outcome(outcome, held, what)
 
@@ -433,8 +431,7 @@ def test_duplicate_delivery_after_a_rival_lands_once(
             f" the rival's row {rivals} time(s)): the writer committed its change again instead of asking the"
             " catalog whose commit v2 is",
         )
-    if outcome.error is None and adding != [outcome.value]:
-        raise Violation(ONCE, f"{what}: the append reported v{outcome.value}, but the row was added at {adding}")
+    _reported_where_added(outcome, adding, what)
     _keeps_working(ONCE, client, suite_client, ref_admin, table_name, what)
     _report_outcome(outcome, held, what)
 
@@ -590,8 +587,8 @@ def test_runs_of_lost_answers_around_a_proposal_land_once(
                 f"{what}: versions {adding} each add the writer's row (the latest version holds it {held} time(s)):"
                 " the writer committed its change again; an answer it never got said nothing about its proposal",
             )
-        if start != "mark_published" and outcome.error is None and adding != [outcome.value]:
-            raise Violation(ONCE, f"{what}: the append reported v{outcome.value}, but its row was added at {adding}")
+        if start != "mark_published":
+            _reported_where_added(outcome, adding, what)
     _keeps_working(ONCE, client, suite_client, ref_admin, table_name, "after every run of lost answers")
 
 
