@@ -31,7 +31,10 @@ class HoldingStorage:
         self.timed_out = False  # a holder was not joined by every party in time (reads serialised elsewhere)
 
     @contextlib.contextmanager
-    def holding(self, uris: Iterable[str], parties: int, timeout_s: float = 0.25) -> Iterator[None]:
+    def holding(self, uris: Iterable[str], parties: int, timeout_s: float = 1.0) -> Iterator[None]:
+        # ``timeout_s``: long enough for every racer to arrive on a loaded 2-core machine (at 0.25 s a
+        # busy CI worker could let a hold go early, and a catch that needs the hold become likely only);
+        # a catalog that serialises its reads pays it once per check (the check then stops holding).
         with self._lock:
             self.timed_out = False
             self._waiting = set(uris)
