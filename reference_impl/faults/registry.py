@@ -35,6 +35,10 @@ from reference_impl.faults import (
     s19_reader_faults,
     s19_writer_faults,
     s19b_writer_faults,
+    s20_names_faults,
+    s20_reader_faults,
+    s20_state_faults,
+    s20_writer_faults,
     shape_faults,
     writers17_faults,
 )
@@ -64,6 +68,10 @@ _MODULES = (
     s19_writer_faults,
     s19b_writer_faults,
     s19_reader_faults,
+    s20_names_faults,
+    s20_state_faults,
+    s20_writer_faults,
+    s20_reader_faults,
     writers17_faults,
 )  # imported for their registrations
 

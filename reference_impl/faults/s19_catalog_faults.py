@@ -298,4 +298,3 @@ class DropSweepsUnnamedStagingTables(ReferenceCatalog):
         super().drop_table(name)
         with self._store.write() as tx:  # the fault: whose staging tables these are is not asked
             tx.conn.execute("DELETE FROM tables WHERE name IS NULL AND latest_version < 0")
-

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from conformance.checks.delta.builders import premise
-from conformance.checks.delta.evidence import speaks_only_uc_api
+from conformance.checks.delta.evidence import same_actions, speaks_only_uc_api
 from conformance.contract.delta import (
     Catalog,
     CatalogError,
@@ -40,7 +40,9 @@ from conformance.model.catalog_managed import MAINTENANCE_OPS, LogEntry, TableMo
 from conformance.nemesis.shapes import ShapedCatalog
 from conformance.observe.recording import RecordingCatalog, RecordingClient, TargetRaised
 from conformance.observe.transcript import Event, Transcript
+from conformance.oracle import checkpoint as oracle_checkpoint
 from conformance.oracle import commits as oracle_commits
+from conformance.oracle import names as oracle_names
 from conformance.report.outcomes import PremiseBroken
 from conformance.run_context import RunContext
 from conformance.schedules.generated import HISTORY_ROUNDS, HistoryLog
@@ -152,6 +154,7 @@ class Table:
     info: TableInfo
     model: TableModel = field(default_factory=TableModel)
     staged: dict[int, str] = field(default_factory=dict)  # version -> ratified staged file name
+    ratified: dict[int, bytes] = field(default_factory=dict)  # version -> the ratified commit's bytes, as learned
     next_id: int = 1
     # The ids of each append the history made of several rows (most writers put them in one data
     # file): deletes are drawn to share such a file, and racing deletes to touch the same one.
@@ -298,6 +301,7 @@ class ClientHistory:
                 if content is None:
                     content = self.storage.get(e.args["staged_uri"])
                     t.staged[v] = e.args["staged_uri"].rsplit("/", 1)[-1]
+                t.ratified[v] = content
                 try:
                     ict = A.in_commit_timestamp(A.decode_commit(content))
                 except InvalidCommitError as err:
@@ -667,7 +671,34 @@ class ClientHistory:
                 f" (it wrote {order or 'nothing'})",
                 f"every ratified version published, in order: {expected}",
             )
+        self._judge_published_copies(t, events, f"client {c}: publish {t.name}")
         t.model.publish(published)
+
+    def _judge_published_copies(self, t: Table, events: StepEvents, what: str) -> None:
+        """Each ``_delta_log/<v>.json`` the step wrote holds the commit ratified at v, whoever proposed it
+        (RFC "Publishing Commits": publishing copies the ratified commit). The history's clients lose races
+        to each other and to lakecert's writer and then publish: a publisher that copies what it staged or
+        proposed for v, not what the catalog ratified, publishes its rejected attempt there."""
+        if "WRT-PUBLISH-IDENTICAL" not in self.rules:
+            return
+        for e in events.puts:
+            uri: str = e.args["uri"]
+            f = parse_log_name(uri)
+            if f is None or f.kind != "delta" or not uri.startswith(f"{t.info.location.rstrip('/')}/_delta_log/"):
+                continue
+            want = t.ratified.get(f.version)
+            if want is None or not self.storage.exists(uri):
+                continue
+            with premise(f"reading the published v{f.version} of {t.name}"):
+                got = self.storage.get(uri)
+            if not same_actions(got, want):
+                raise self.charge(
+                    "WRT-PUBLISH-IDENTICAL",
+                    f"{what}: the published v{f.version} ({len(got)} bytes) holds other actions than the commit the"
+                    f" catalog ratified at v{f.version} ({len(want)} bytes)",
+                    "each published file a copy of the ratified commit of its version, a rival's commit that won"
+                    " a race included, never a rejected proposal",
+                )
 
     def tables_in_turn(self) -> None:
         """One client serves every table in turn (append, publish; the next table; then the first
@@ -738,6 +769,34 @@ class ClientHistory:
                 )
             seen.add(f.version)
 
+    def _judge_maintained_protocols(self, t: Table, events: StepEvents, what: str) -> None:
+        """Every protocol action in a checkpoint or log compaction file this step wrote keeps the table
+        catalog-managed: a reader that starts from the checkpoint (after metadata cleanup it has nothing
+        else) or reads the compaction in place of its commits takes that protocol as the table's
+        (RFC "Catalog-managed Table Enablement"; PROTOCOL.md Checkpoints). A file that does not decode is
+        the format's matter, judged elsewhere."""
+        if "WRT-PROTOCOL-VERSIONS" not in self.rules:
+            return
+        for e in events.puts:
+            uri: str = e.args["uri"]
+            f = oracle_names.parse(uri)
+            if f is None or f.kind not in ("checkpoint", "compaction") or not self.storage.exists(uri):
+                continue
+            with premise(f"reading {uri.rsplit('/', 1)[-1]} of {t.name}"):
+                data = self.storage.get(uri)
+            try:
+                body = oracle_commits.decode(data) if uri.endswith(".json") else oracle_checkpoint.decode(data)
+            except (oracle_commits.CommitFormatError, oracle_checkpoint.CheckpointFormatError):
+                continue
+            for protocol in (a["protocol"] for a in body if isinstance(a.get("protocol"), dict)):
+                if not catalog_managed_protocol(protocol):
+                    raise self.charge(
+                        "WRT-PROTOCOL-VERSIONS",
+                        f"{what}: {uri.rsplit('/', 1)[-1]} holds the protocol {protocol}",
+                        "every protocol action of a catalog-managed table, a checkpoint's or a compaction's too, at"
+                        " reader version 3 and writer version 7 with catalogManaged in both feature lists",
+                    )
+
     def checkpoint(self, t: Table) -> None:
         c, client = self.client()
         before = {e.version for e in self._log_entries(t) if e.kind == "delta"}
@@ -753,6 +812,7 @@ class ClientHistory:
                 f"{t.name}: checkpoint of v{written[0][0]} written, the policy forbids checkpoints",
                 "no checkpoint",
             )
+        self._judge_maintained_protocols(t, events, f"client {c}: checkpoint {t.name}")
         # RFC "Maintenance Operations": a checkpoint of v needs _delta_log/<v>.json, whoever wrote it and
         # when (Kernel publishes as part of its checkpoint step), as long as it was there first: the
         # model learns what the log holds, less what this step published after its first checkpoint.
@@ -797,6 +857,7 @@ class ClientHistory:
                 f"{t.name}: log compaction {written[0]} written, the policy forbids it",
                 "none",
             )
+        self._judge_maintained_protocols(t, events, f"client {c}: compact_log({start}, {end}) of {t.name}")
         for lo, hi in written:
             if not 0 <= lo <= (hi if hi is not None else lo) <= t.model.published:  # the policy: above
                 raise self.charge(

@@ -667,3 +667,67 @@ def inline_limit(declared: int | None, driver: CatalogDriver, key: str) -> Limit
 
     at, found = discover(accepts, FIRST_INLINE, INLINE_CEILING)
     return Limit(what, at, declared=False, found=found)
+
+
+# ---------------------------------------------------------------- refusals as a table's state grows
+
+
+def refusal_changed_nothing(catalog: Catalog, table: TableInfo, version: int, error: BaseException, what: str) -> None:
+    """A proposal of ``version``, the table's latest + 1, was refused (``what`` says which, for messages):
+    it must be a clean refusal after which the table is as before. RFC "Terminology - Commits": a
+    proposed commit is ratified or rejected, and a rejected one is never listed as ratified; so the
+    refused version is not listed, and the latest stays below it (docs/certify.md "Limits": a refused
+    call changes nothing). Whatever limit of the catalog refused it (a size, a count, its own store)."""
+    if not isinstance(error, CLEAN_REFUSALS):
+        raise Violation(
+            "CAT-LIMIT-CLEAN-REFUSAL", f"{what} failed with {type(error).__name__}, not a refusal"
+        ) from error
+    after = catalog.get_commits(table.table_id, 1)
+    listed = sorted(c.version for c in after.commits if c.version >= version)
+    if listed:
+        raise Violation(
+            "CAT-LIST-RATIFIED-ONLY",
+            f"{what} was refused ({type(error).__name__}), yet the listing holds v{listed[0]} (latest"
+            f" v{after.latest_version}): a rejected proposal is never listed as ratified",
+        ) from error
+    if after.latest_version != version - 1:
+        raise Violation(
+            "CAT-LIMIT-CLEAN-REFUSAL",
+            f"{what} was refused ({type(error).__name__}), yet the latest version is now v{after.latest_version},"
+            f" not v{version - 1}: a refused proposal must change nothing",
+        ) from error
+
+
+# The unpublished state one table is grown to, in inline commits of at most BULK_COMMIT bytes each:
+# well past the record sizes of common stores (a few hundred KiB, once base64-encoded), so that a
+# catalog that keeps a table's state as one record meets its store's limit here.
+BULK_COMMIT = 128 * 1024
+STATE_BUDGET = 2 * 1024 * 1024
+
+
+def grown_state(catalog: Catalog, table: TableInfo, declared: CatalogLimits) -> str:
+    """Grow ``table`` (holding nothing yet) by large inline commits, none published, up to
+    ``STATE_BUDGET`` bytes, within the declared inline limit and cap on unpublished commits. The
+    catalog may refuse any of them (a limit of its own, declared or not, on a commit or on the table's
+    whole state): each refusal is judged at once (``refusal_changed_nothing``), and the same version is
+    proposed again at half the size, down to ``FIRST_INLINE`` bytes. What was done, for the transcript;
+    ``NotSupported`` propagates (the catalog hosts no inline commits)."""
+    size = BULK_COMMIT if declared.inline_bytes is None else min(BULK_COMMIT, declared.inline_bytes)
+    cap = declared.unpublished
+    total, version, refused = 0, 1, []
+    while total < STATE_BUDGET and size >= FIRST_INLINE and (cap is None or version <= cap):
+        content = padded_commit(size, version)
+        try:
+            catalog.commit(table.table_id, version, inline_content=content, in_commit_timestamp=ict_of(version))
+        except NotSupported:
+            raise
+        except Exception as e:  # judged: a clean refusal that changed nothing
+            what = f"inline v{version} of {size} bytes, with {total} bytes in v1-v{version - 1} unpublished,"
+            refusal_changed_nothing(catalog, table, version, e, what)
+            refused.append(f"v{version} of {size} bytes")
+            size //= 2
+            continue
+        total += size
+        version += 1
+    held = f"v1-v{version - 1}, {total} bytes of inline commits unpublished"
+    return f"{held}; refused, changing nothing: {', '.join(refused) if refused else 'none'}"

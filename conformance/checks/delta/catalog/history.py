@@ -36,10 +36,20 @@ DURABLE = "CAT-RATIFY-DURABLE"
 # From this version of the first table, the next proposal made with exactly two commits unpublished
 # carries the publication mark (the module's docstring).
 CARRY_AT = 40
+# A zone with daylight saving, three hours west of UTC in winter and two in summer (a POSIX rule: no tz
+# database needed), whose summer time begins at v2's in-commit timestamp of the histories (ict_ms_of:
+# 2020-09-13 12:28:40 UTC, the second Sunday of September) and ends an hour later, at v62's: wall
+# times skip the hour before v2 and repeat the hour from v2 to v62 (summer time) in v62 to v122
+# (winter time). Versions 1-3, 61-63 and 121-123 sit just around the changes. A catalog that keeps an
+# in-commit timestamp as a local wall time without its fold, or converts it with the zone's winter
+# offset, serves some of them an hour off; only a zone with daylight saving, and timestamps where it
+# changes, show it (real zones change twice a year, never at the histories' timestamps).
+DST_AT_V2_TO_V62 = "LKS3LKD2,M9.2.0/9:28:40,M9.2.0/11:28:40"
 # The catalog's host may sit in any time zone: proposals and listings are made in turn in the run's
-# own zone, nine hours east and ten hours west of UTC (for a catalog in this process), so one that
-# keeps an in-commit timestamp through a local date-time serves it changed (``judge_listing``).
-ZONES = (None, FAR_EAST, FAR_WEST)
+# own zone, nine hours east and ten hours west of UTC, and in the zone with daylight saving above (for
+# a catalog in this process), so one that keeps an in-commit timestamp through a local date-time
+# serves it changed (``judge_listing``).
+ZONES = (None, FAR_EAST, FAR_WEST, DST_AT_V2_TO_V62)
 
 
 def in_zone(turn: int) -> AbstractContextManager[None]:

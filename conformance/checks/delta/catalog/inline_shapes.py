@@ -13,7 +13,12 @@ the histories cycle through all of them, every run, whatever the seed:
   that a re-serialiser turns into other bytes;
 - ``spaced``: separators with spaces and keys in no sorted order;
 - ``many``: commitInfo and 60 ``add`` actions, one per line (a commit of many lines);
-- ``unterminated``: no newline after the last line (``decode_commit``: some writers omit it).
+- ``unterminated``: no newline after the last line (``decode_commit``: some writers omit it);
+- ``unicode_breaks``: raw U+0085, U+2028 and U+2029 inside a string (JSON keeps them raw; Spark and
+  Kernel write them so), over several lines: a store that splits content into lines with a Unicode
+  line splitter (``str.splitlines``) cuts an action in two;
+- ``crlf``: CR LF line ends (CR is JSON whitespace): a store that splits and joins lines, or reads
+  text with universal newlines, serves them as LF.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import json
 import uuid
 from collections.abc import Callable
 
+from conformance.checks.delta.builders import raw_utf8
 from reference_impl.delta import actions as A
 
 Shape = Callable[[int, int], bytes]
@@ -88,6 +94,20 @@ def unterminated(version: int, ict: int) -> bytes:
     return compact(version, ict).rstrip(b"\n")
 
 
+def _few(version: int, ict: int) -> list[A.Action]:
+    """commitInfo and two adds: a few lines, well below any cap on actions a catalog declares."""
+    adds = [A.add_action(f"inline-{version}-part-{i}.parquet", 100 + i, ict, '{"numRecords":0}') for i in range(2)]
+    return [_info(version, ict), *adds]
+
+
+def unicode_breaks(version: int, ict: int) -> bytes:
+    return raw_utf8(_few(version, ict))
+
+
+def crlf(version: int, ict: int) -> bytes:
+    return _lines(_few(version, ict)).replace(b"\n", b"\r\n")
+
+
 SHAPES: dict[str, Shape] = {
     "compact": compact,
     "utf8": utf8,
@@ -96,4 +116,6 @@ SHAPES: dict[str, Shape] = {
     "many": many,
     "unterminated": unterminated,
     "every_char": every_char,
+    "unicode_breaks": unicode_breaks,
+    "crlf": crlf,
 }

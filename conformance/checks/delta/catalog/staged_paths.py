@@ -91,6 +91,39 @@ def folder_misses(location: str, name: str) -> list[NearMiss]:
     return misses
 
 
+# Whitespace and control characters around a name: each is part of the object's name on a file system
+# and an object store (a name read from a line of text, its line end kept), yet a check lets it through
+# where Python's ``$`` matches before a final newline, ``strip()`` (Java's ``trim()``) drops it, or
+# ``^``/``$`` match at every line. On a POSIX file system only NUL cannot be in a name.
+PADDING = (
+    ("\n", "a newline"),
+    ("\r\n", "a CR LF"),
+    ("\r", "a carriage return"),
+    ("\t", "a tab"),
+    (" ", "a space"),
+    ("\x0b\x0c", "a vertical tab and a form feed"),
+    ("\u00a0", "a no-break space"),
+    ("\u2028", "a line separator (U+2028)"),
+    ("\x00", "a NUL"),
+)
+
+
+def padded_misses(location: str, good: str) -> list[NearMiss]:
+    """``good`` (a well-formed staged name) with whitespace or a control character after it, before it,
+    or a line of text on the other side of it: names that are not ``<v>.<uuid>.json``."""
+    folder = P.staged_dir(location)
+    misses = [
+        NearMiss(f"{folder}/{name}", what, "\x00" not in name)
+        for pad, kind in PADDING
+        for name, what in ((f"{good}{pad}", f"{kind} after it"), (f"{pad}{good}", f"{kind} before it"))
+    ]
+    # A multi-line name whose one line is a staged name: anchors that match at line ends take it.
+    return misses + [
+        NearMiss(f"{folder}/{good}\nx", "a second line after it", True),
+        NearMiss(f"{folder}/x\n{good}", "a line before it", True),
+    ]
+
+
 def name_misses(location: str, version: int, uuid: str) -> list[NearMiss]:
     """Names that begin or end like ``<20 digits>.<uuid>.json`` and are not it: the staged folder
     holds them (an upload's temporary name, a checksum beside it), no reader takes them for a commit."""
@@ -114,6 +147,7 @@ def name_misses(location: str, version: int, uuid: str) -> list[NearMiss]:
     )
     return (
         [NearMiss(f"{P.staged_dir(location)}/{version:020d}.{part}.json", what, True) for part, what in not_uuids]
+        + padded_misses(location, good)
         + [NearMiss(f"{P.staged_dir(location)}/{v}.{uuid}.json", what, True) for v, what in other_digits]
         + [
             NearMiss(f"{P.staged_dir(location)}/{name}", what, not name.endswith("/"))

@@ -119,6 +119,11 @@ def test_unregistered_names_next_to_registered_ones_are_not_found(
     # them: any catalog error is an answer that names no table).
     asked += [f"{n[:-1]}{w}" for n in (short.name, longer.name) for w in ("_", "%", ".", "?", "*")]
     asked += [f"{short.name}{w}" for w in ("%", "*", ".*")]
+    # And names a lookup that strips whitespace (strip(), Java's trim()) or matches with an anchor that
+    # takes a final line end (Python's ``$``) answers with the table beside them: a line end, a tab or a
+    # space after or before a registered name, and a line of text after it.
+    asked += [f"{short.name}{w}" for w in ("\n", "\r\n", "\t", " ", "\x00", "\nx")]
+    asked += [f"{w}{longer.name}" for w in ("\n", "\t", " ")]
     for name in sorted(set(asked) - {short.name, longer.name}):
         try:
             info = catalog.resolve(name)

@@ -20,6 +20,7 @@ from conformance.checks.delta.catalog.envelope import (
     action_limit,
     crowded_neighbour,
     freed_by_marks,
+    grown_state,
     inline_limit,
     listed_unchanged,
     name_key,
@@ -28,6 +29,7 @@ from conformance.checks.delta.catalog.envelope import (
     own_table,
     padded_commit,
     propose,
+    refusal_changed_nothing,
     refused_name_changed_nothing,
     served_inline,
     shown,
@@ -172,7 +174,7 @@ def test_names_of_any_script_resolve_to_their_own_tables(
         own_table(catalog, name, staged)
 
 
-@pytest.mark.req("CAT-RETAIN-UNPUBLISHED", "CAT-LIMIT-CLEAN-REFUSAL", "CAT-LIMIT-DECLARED")
+@pytest.mark.req("CAT-RETAIN-UNPUBLISHED", "CAT-LIMIT-CLEAN-REFUSAL", "CAT-LIMIT-DECLARED", "CAT-LIST-RATIFIED-ONLY")
 def test_inline_commits_at_and_one_past_the_size_limit(
     lakecert: RunContext, catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, transcript: Transcript
 ) -> None:
@@ -215,6 +217,12 @@ def test_inline_commits_at_and_one_past_the_size_limit(
                     f"{limit}, yet inline v{version} of exactly {limit.at} bytes ({len(at.decode())} characters),"
                     f" {shape}, was refused ({type(e).__name__})",
                 ) from e
+            # Refused below a limit discovered on a fresh table: what the table already holds may be what
+            # the catalog counts (its own store's limit). Not judged as a limit, but a clean refusal must
+            # still change nothing.
+            if isinstance(e, CLEAN_REFUSALS):
+                why = f"{limit}: inline v{version} of {limit.at} bytes"
+                refusal_changed_nothing(catalog, table, version, e, why)
             raise PremiseBroken(
                 f"{limit}, yet an inline commit of {limit.at} bytes, {shape}, was refused on another table"
             ) from e
@@ -234,6 +242,24 @@ def test_inline_commits_at_and_one_past_the_size_limit(
         what = f"{limit}: inline v{past_version} of {len(past)} bytes ({chars} characters), {shape}, one past it,"
         if not one_past_refused(catalog, table, past_version, past, what, limit.declared):
             return  # accepted past a discovered limit: the catalog's own business, and v{past_version} taken
+
+
+@pytest.mark.req("CAT-LIST-RATIFIED-ONLY", "CAT-LIMIT-CLEAN-REFUSAL")
+def test_refusals_as_the_unpublished_state_grows_change_nothing(
+    lakecert: RunContext, catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, transcript: Transcript
+) -> None:
+    """RFC "Terminology - Commits": a proposal is ratified or rejected, and a rejected one is never listed.
+    A catalog may hold only so much of a table's unpublished state (docs/certify.md "Limits": a limit it
+    need not declare, on one commit or on all it holds); when it refuses, the refusal changes nothing.
+    One table is grown by large inline commits, none published, to megabytes, and every refusal on the
+    way is judged by a listing at once: the refused version is not listed, the latest stays below it."""
+    table = driver.new_table(table_name)
+    try:
+        transcript.notes["grown"] = grown_state(catalog, table, declared_limits(lakecert.target))
+    except NotSupported:
+        after = catalog.get_commits(table.table_id)
+        assert (after.latest_version, after.commits) == (0, []), "inline commit refused, yet the table changed"
+        not_applicable("the catalog does not host inline commits (verified: nothing changed)")
 
 
 @pytest.mark.req("CAT-RETAIN-UNPUBLISHED", "CAT-LIST-CONTIGUOUS", "CAT-LIMIT-CLEAN-REFUSAL", "CAT-LIMIT-DECLARED")

@@ -189,7 +189,9 @@ def test_staged_file_without_its_uuid_is_refused(
         listed = driver.listing(table)
         assert 3 not in listed, f"{_name(uri)} (a staged name without its UUID) was ratified as v3"
     # Names that begin or end as a staged name does and are not one (staged_paths.py): a name checked
-    # from its start only, or up to its UUID only, takes them for a commit of v3.
+    # from its start only, or up to its UUID only, takes them for a commit of v3; so does one checked
+    # after strip(), or with an anchor that matches before a line end (whitespace and control
+    # characters around the name, written into it as a line-reading writer would).
     for miss in name_misses(table.location, 3, new_uuid()):
         uri = miss.uri
         if miss.writable:
@@ -198,7 +200,7 @@ def test_staged_file_without_its_uuid_is_refused(
         _refused(catalog, table, 3, uri)
         listed = driver.listing(table)
         assert 3 not in listed, (
-            f"{_name(uri)} ({miss.what}) was ratified as v3; RFC 'Terminology - Commits': a staged commit is"
+            f"{_name(uri)!r} ({miss.what}) was ratified as v3; RFC 'Terminology - Commits': a staged commit is"
             " named exactly <20-digit version>.<uuid>.json, and any other name must be refused"
         )
     _unchanged(catalog, driver, table, reported, 3, "a staged name without its UUID")

@@ -7,6 +7,7 @@ import contextlib
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, premise
+from conformance.checks.delta.catalog.inline_shapes import SHAPES
 from conformance.contract.delta import CatalogError, NotSupported
 from conformance.observe.recording import RecordingCatalog
 from conformance.report.outcomes import PremiseBroken, Violation, not_applicable
@@ -106,6 +107,13 @@ def test_inline_content_is_served_byte_for_byte(
     second = log.unicode_commit(2)
     with premise("ratifying inline v2 after inline v1"):
         catalog.commit(table.table_id, 2, inline_content=second, in_commit_timestamp=ict_of(2))
+    # v3 on: every shape of inline_shapes.py but the long one (a cap on actions is the catalog's right),
+    # among them raw U+0085/U+2028/U+2029 inside a string and CR LF line ends, which a store that keeps
+    # content as lines (split with a Unicode line splitter, or read with universal newlines) changes.
+    shaped = {3 + i: SHAPES[shape](3 + i, ict_of(3 + i)) for i, shape in enumerate(s for s in SHAPES if s != "many")}
+    for version, body in shaped.items():
+        with premise(f"ratifying inline v{version} after inline v{version - 1}"):
+            catalog.commit(table.table_id, version, inline_content=body, in_commit_timestamp=ict_of(version))
     served = {c.version: c.inline_content for c in catalog.get_commits(table.table_id, 1).commits}
     if served.get(1) != content:
         raise Violation("CAT-RETAIN-UNPUBLISHED", f"ratified inline v1 served as {served.get(1)!r}, not as ratified")
@@ -115,6 +123,14 @@ def test_inline_content_is_served_byte_for_byte(
             f"ratified inline v2, whose commitInfo holds UTF-8 text, served as {served.get(2)!r}, not as the"
             f" {len(second)} bytes ratified: a ratified commit is served unchanged until published",
         )
+    for version, body in shaped.items():
+        if served.get(version) != body:
+            raise Violation(
+                "CAT-RETAIN-UNPUBLISHED",
+                f"ratified inline v{version} served as {served.get(version)!r:.400}, not as the {len(body)} bytes"
+                f" ratified ({body!r:.400}): RFC 'Terminology - Commits', a ratified commit is served unchanged"
+                " until published, its line ends and raw characters included",
+            )
 
 
 @pytest.mark.req("CAT-RETAIN-UNPUBLISHED")

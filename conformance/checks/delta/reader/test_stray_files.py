@@ -26,8 +26,9 @@ import random
 import pytest
 
 from conformance.checks.delta.builders import ICT_STEP, LogBuilder, expected_rows, ict_of, premise, version0, when
-from conformance.contract.delta import CatalogError, RatifiedCommit, ReadResult
-from conformance.observe.recording import RecordingClient, TargetRaised
+from conformance.checks.delta.reader.answers import read_or_refused, said
+from conformance.contract.delta import RatifiedCommit, ReadResult
+from conformance.observe.recording import RecordingClient
 from conformance.report.outcomes import Violation
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta import actions as A
@@ -38,21 +39,6 @@ from reference_impl.delta.log_paths import compaction_uri
 ABOVE = "RDR-IGNORE-ABOVE-LATEST"
 PRECEDENCE = "RDR-CATALOG-PRECEDENCE"
 STRAY_VALUE = "stray"  # the value of every row a stray file adds
-
-
-def _read(
-    client: RecordingClient, name: str, version: int | None = None, timestamp_ms: int | None = None
-) -> ReadResult | None:
-    """The client's answer, or None when it refused (a contract error or the target's own exception);
-    anything else (a broken adapter, a deadline) is not an answer and propagates."""
-    try:
-        return client.read(name, version=version, timestamp_ms=timestamp_ms)
-    except (CatalogError, TargetRaised):
-        return None
-
-
-def _said(got: ReadResult | None) -> str:
-    return "was refused" if got is None else f"gave v{got.version} with rows {got.rows}"
 
 
 def _write_commits(b: LogBuilder, latest: int, published: int) -> tuple[dict[int, bytes], list[RatifiedCommit]]:
@@ -106,20 +92,18 @@ def test_no_kind_of_read_uses_a_file_above_the_latest(
     )
     for version in [None, *range(LATEST + 1)]:
         want = LATEST if version is None else version
-        got = _read(client, table_name, version)
+        got = read_or_refused(client, table_name, version)
         if got is None or (got.version, got.rows) != (want, expected_rows(range(want + 1))):
             what = "the latest version" if version is None else f"v{version}"
-            raise Violation(ABOVE, f"a read of {what} {_said(got)}, not v{want}'s rows. {told}")
+            raise Violation(ABOVE, f"a read of {what} {said(got)}, not v{want}'s rows. {told}")
     for version in stray_ict:
-        got = _read(client, table_name, version=version)
+        got = read_or_refused(client, table_name, version=version)
         if got is not None:
-            raise Violation(
-                ABOVE, f"a read as of v{version} {_said(got)}; nothing above v{LATEST} is the table. {told}"
-            )
+            raise Violation(ABOVE, f"a read as of v{version} {said(got)}; nothing above v{LATEST} is the table. {told}")
     dated = {v: ict_of(v) for v in range(LATEST + 1)}
     for ts in sorted(set(dated.values()) | set(stray_ict.values())):
         at_ts = max(v for v, t in dated.items() if t <= ts)
-        got = _read(client, table_name, timestamp_ms=ts)
+        got = read_or_refused(client, table_name, timestamp_ms=ts)
         if got is None and ts > dated[LATEST]:
             continue  # after the newest commit: Delta readers may refuse (Kernel and Spark do)
         if got is not None and (got.version, got.rows) == (at_ts, expected_rows(range(at_ts + 1))):
@@ -136,7 +120,7 @@ def test_no_kind_of_read_uses_a_file_above_the_latest(
 
 def _say_at(got: ReadResult | None, at_ts: int) -> str:
     rows = expected_rows(range(at_ts + 1))
-    return f"{_said(got)}; v{at_ts} is the catalog's latest version at or before it (rows {rows})"
+    return f"{said(got)}; v{at_ts} is the catalog's latest version at or before it (rows {rows})"
 
 
 CATALOG_FROM, LATEST_B = 3, 7  # v0-v6 published; the catalog returns v3-v7 (v7 unpublished)
@@ -174,10 +158,10 @@ def test_catalog_commits_win_over_compactions_of_their_versions(
     compacted = None
     for version in [None, *range(LATEST_B + 1)]:
         want = LATEST_B if version is None else version
-        got = _read(client, table_name, version)
+        got = read_or_refused(client, table_name, version)
         if got is not None and (got.version, got.rows) == (want, expected_rows(range(want + 1))):
             continue
-        what = f"a read of {'the latest version' if version is None else f'v{version}'} {_said(got)}"
+        what = f"a read of {'the latest version' if version is None else f'v{version}'} {said(got)}"
         strays = set() if got is None else {int(str(r["id"])) for r in got.rows if r.get("value") == STRAY_VALUE}
         if got is None or got.version != want or not strays or not strays <= covered:
             raise Violation(

@@ -120,10 +120,13 @@ CHECKPOINTS = (2, 4, 6)
 PUBLISHED = 6  # v7-v8 stay ratified, unpublished
 
 
+COMPACTIONS = ((1, 2), (3, 4), (5, 6))  # each starts just after a checkpoint or below one
+
+
 def _prepare_checkpoints(suite_client: ReferenceClient, name: str) -> str:
-    """v1-v8 with checkpoints of v2, v4 and v6. v5 was staged before the checkpoint of v4 and
-    published after it; v7-v8 were staged before the checkpoint of v6 and are never published: their
-    staged files are older than the checkpoint whose version they are above."""
+    """v1-v8 with checkpoints of v2, v4 and v6 and compactions of ``COMPACTIONS``. v5 was staged before
+    the checkpoint of v4 and published after it; v7-v8 were staged before the checkpoint of v6 and are
+    never published: their staged files are older than the checkpoint whose version they are above."""
     suite_client.create_table(name)
     for v in (1, 2):
         suite_client.append(name, [{"id": v, "value": "x"}])
@@ -137,6 +140,8 @@ def _prepare_checkpoints(suite_client: ReferenceClient, name: str) -> str:
     suite_client.publish(name)
     suite_client.append(name, [{"id": 6, "value": "x"}])
     suite_client.publish(name)
+    if not all(suite_client.compact_log(name, lo, hi) for lo, hi in COMPACTIONS):
+        raise RuntimeError(f"the suite's own client could not write the compactions {COMPACTIONS}")
     for v in (7, 8):
         suite_client.append(name, [{"id": v, "value": "x"}])
     took.append(suite_client.checkpoint(name))
@@ -200,6 +205,49 @@ def test_cleanup_at_every_cut_off_keeps_staged_commits_above_it(
             f" checkpoint v{kept} (v{PUBLISHED + 1}-v{PUBLISHED + 2} unpublished; their staged files, and v5's, were"
             " written before the checkpoint above whose version they are): a staged commit goes by its version,"
             " not its age"
+        )
+
+
+def _covered_left(
+    client: RecordingClient, suite_client: ReferenceClient, storage: Storage, name: str, kind: str
+) -> Iterator[tuple[str, list[tuple[int, int | None]]]]:
+    """Cleanup at the cut-offs v2..v6 in turn (``_each_cut_off``): at a checkpoint (v2, the only one
+    there; v4; v6), just above one (v3, v5) and with several checkpoints below. The cut-off checkpoint
+    is the newest one not newer than the cut-off commit, the one AT it included (RFC "Metadata Cleanup"
+    step 2; the ideal cut-off is a checkpoint's own version), and step 3 deletes the staged commits
+    and the log compaction files (by start version) at or below it. Yields, per cut-off, where it
+    stands and the files of ``kind`` at or below the cut-off checkpoint left: (version, end version)."""
+    location = _prepare_checkpoints(suite_client, name)
+    for cutoff, kept, left, _ in _each_cut_off(client, storage, location, name):
+        where = (
+            f"cleanup at the cut-off v{cutoff} (checkpoints of v{list(CHECKPOINTS)}: the cut-off checkpoint is"
+            f" v{kept}'s, the newest not newer than the cut-off commit{', the one at it' if kept == cutoff else ''})"
+        )
+        yield where, sorted((f.version, f.end_version) for f in left if f.kind == kind and f.version <= kept)
+
+
+# The single-checkpoint checks above clean up two versions above their checkpoint: a cleanup that takes
+# the cut-off commit as exclusive (the newest checkpoint strictly before it) passes them and, at the
+# usual cut-off (a checkpoint's own version), deletes nothing of what step 3 names.
+@pytest.mark.req("WRT-CLEANUP-STAGED-BELOW")
+def test_cleanup_at_every_cut_off_removes_staged_commits_up_to_its_checkpoint(
+    client: RecordingClient, suite_client: ReferenceClient, suite_storage: Storage, table_name: str
+) -> None:
+    for where, left in _covered_left(client, suite_client, suite_storage, table_name, "staged"):
+        assert not left, (
+            f"{where} left the staged commits of v{[v for v, _ in left]}, at or below the cut-off checkpoint:"
+            " step 3 deletes them"
+        )
+
+
+@pytest.mark.req("WRT-CLEANUP-COMPACTION")
+def test_cleanup_at_every_cut_off_removes_compactions_from_its_checkpoint_down(
+    client: RecordingClient, suite_client: ReferenceClient, suite_storage: Storage, table_name: str
+) -> None:
+    for where, left in _covered_left(client, suite_client, suite_storage, table_name, "compaction"):
+        assert not left, (
+            f"{where} left the log compaction files {left} (start, end), starting at or below the cut-off"
+            " checkpoint: step 3 deletes them"
         )
 
 

@@ -60,6 +60,7 @@ RULES = frozenset(
         "WRT-PROTOCOL-VERSIONS",
         "WRT-COMMITINFO-FIRST",
         "WRT-TXNID",
+        "WRT-PUBLISH-IDENTICAL",
     }
 )
 LAG_AT, LAG = 60, 20  # from v60 of the first table nothing is published until 20 commits wait
@@ -155,6 +156,7 @@ def run_history(
     "WRT-PROTOCOL-VERSIONS",
     "WRT-COMMITINFO-FIRST",
     "WRT-TXNID",
+    "WRT-PUBLISH-IDENTICAL",
 )
 def test_long_histories_of_maintenance_and_publication_match_the_model(
     lakecert: RunContext,

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from conformance.checks.delta.builders import premise
-from conformance.checks.delta.evidence import log_files
+from conformance.checks.delta.client_histories import catalog_managed_protocol
+from conformance.checks.delta.evidence import attempt, log_files
 from conformance.checks.delta.writer.conftest import WrittenTable
 from conformance.observe.recording import RecordingClient
 from conformance.oracle import checkpoint as oracle_checkpoint
@@ -111,3 +112,52 @@ def test_in_commit_timestamps_stay_enabled_in_checkpoints(written: WrittenTable,
         if latest > version:
             snap = replay(commits, latest, checkpoint=(version, actions))
             _judge_ict_enabled(snap.protocol, snap.metadata, f"v{latest} replayed over the checkpoint of v{version}")
+
+
+def _protocol_fault(protocol: dict[str, Any] | None, where: str) -> str | None:
+    """Why the protocol a reader finds in ``where`` does not keep the table catalog-managed; None when it
+    does. Whether it is otherwise the table's (another feature list) is not this rule's matter: a
+    compaction's header is WRT-COMPACTION-CONTENT's, in-commit timestamps WRT-ICT-ENABLED's."""
+    if protocol is not None and catalog_managed_protocol(protocol):
+        return None
+    return (
+        f"{where} holds the protocol {protocol}: not reader version 3 and writer version 7 with catalogManaged in"
+        ' both feature lists (RFC "Catalog-managed Table Enablement"). A reader that starts from it (after'
+        " metadata cleanup it has nothing else) no longer sees that the table is catalog-managed"
+    )
+
+
+@pytest.mark.req("WRT-PROTOCOL-VERSIONS")
+def test_checkpoints_and_compactions_keep_the_tables_protocol(written: WrittenTable, client: RecordingClient) -> None:
+    """The protocol is the table's, not version 0's only: every checkpoint the writer writes holds it
+    (PROTOCOL.md Checkpoints: a checkpoint holds the table's state at its version, protocol included), and
+    a log compaction of a range that starts at v0 carries v0's protocol; either must keep catalogManaged.
+    A writer whose commits are right but whose checkpoint writer rebuilds the protocol row (a feature list
+    of its own) loses catalogManaged only there, and path-based readers replaying from the checkpoint read
+    a table that is not catalog-managed."""
+    with premise("the writer under test publishing its table"):
+        client.publish(written.info.name)
+    commits = written.commits  # read once: each reading decodes every commit again
+    answered = attempt(lambda: client.checkpoint(written.info.name))
+    attempt(lambda: client.compact_log(written.info.name, 0, max(commits)))
+    files = log_files(written.storage, written.info.location)
+    maintained = [f for f in files if f.kind in ("checkpoint", "compaction")]
+    if not maintained:
+        not_applicable(
+            f"the writer writes no checkpoint or compaction (verified: checkpoint() answered {answered!r}, no file)"
+        )
+    found = [f for f in maintained if f.kind == "checkpoint"]
+    for version, flavour, uuid in sorted({(f.version, f.flavour or "", f.uuid or "") for f in found}):
+        parts = [f for f in found if (f.version, f.flavour or "", f.uuid or "") == (version, flavour, uuid)]
+        actions = _checkpoint_actions(written, parts)
+        got = replay(commits, version, checkpoint=(version, actions)).protocol
+        why = _protocol_fault(got, f"the checkpoint of v{version}")
+        assert why is None, why
+    for f in (f for f in maintained if f.kind == "compaction"):
+        try:
+            body = oracle_commits.decode(written.storage.get(f.uri))
+        except oracle_commits.CommitFormatError:
+            continue  # an unreadable compaction is WRT-COMPACTION-CONTENT's matter
+        for protocol in (a["protocol"] for a in body if isinstance(a.get("protocol"), dict)):
+            why = _protocol_fault(protocol, f"the compaction of v{f.version}-v{f.end_version}")
+            assert why is None, why

@@ -10,6 +10,7 @@ import pytest
 from conformance.checks.delta.builders import LogBuilder, premise, raw_utf8
 from conformance.checks.delta.evidence import client_writes, log_files, same_actions
 from conformance.checks.delta.writer.conftest import WrittenTable
+from conformance.checks.delta.writer.races import lose_v2
 from conformance.contract.delta import NotSupported, Storage
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
@@ -209,3 +210,52 @@ def test_published_files_equal_the_ratified_commits(
             )
     if re_encoded is not None:
         raise re_encoded
+
+
+def _ratified_by_anyone(transcript: Transcript, storage: Storage, table_id: str) -> dict[int, bytes]:
+    """Version -> the bytes of the commit the catalog ratified there, the client's or the suite's rival's
+    (read from the recorded proposals the catalog accepted, staged files read now)."""
+    out: dict[int, bytes] = {}
+    for e in transcript.events(op="commit", ok=True):
+        if e.actor in ("catalog", "suite") and e.args["table_id"] == table_id:
+            inline = e.args["inline_content"]
+            out[e.args["version"]] = inline if inline is not None else storage.get(e.args["staged_uri"])
+    return out
+
+
+@pytest.mark.req("WRT-PUBLISH-IDENTICAL")
+def test_a_writer_that_lost_a_race_publishes_the_winners_commit(
+    client: RecordingClient,
+    ref_admin: ReferenceCatalog,
+    ref_catalog: RecordingCatalog,
+    suite_client: ReferenceClient,
+    suite_storage: Storage,
+    transcript: Transcript,
+    table_name: str,
+) -> None:
+    """The client loses v2 to the suite's staged commit (``lose_v2``), rebases to v3 or gives up, then
+    publishes. Each published file holds the commit the catalog ratified at its version: at v2 the
+    rival's, never the client's own rejected proposal for v2 (RFC "Publishing Commits": publishing copies
+    the ratified commit; a rejected proposal is no commit). A publisher that copies what it uploaded or
+    proposed, not what was ratified, is right after its own sequential commits and wrong only here."""
+    with premise("the writer under test committing v1 and then meeting a rival's commit at v2"):
+        lose_v2(client, ref_catalog, suite_client, transcript, table_name)
+    info = ref_admin.resolve(table_name)
+    ratified = _ratified_by_anyone(transcript, suite_storage, info.table_id)
+    try:
+        client.publish(table_name)
+    except NotSupported:
+        not_applicable("the client does not publish (NotSupported)")
+    published = _published_versions(suite_storage, info.location) - {0}
+    if not published:
+        not_applicable("the client does not publish (verified: nothing above v0 in _delta_log)")
+    for version in sorted(published & ratified.keys()):
+        content = suite_storage.get(published_uri(info.location, version))
+        whose = "the suite's rival commit, which won the race" if version == 2 else "the ratified commit"
+        if not same_actions(content, ratified[version]):
+            raise Violation(
+                "WRT-PUBLISH-IDENTICAL",
+                f"after losing v2 to a rival, the client published v{version} ({len(content)} bytes) holding other"
+                f" actions than {whose} ({len(ratified[version])} bytes): publishing copies the commit the catalog"
+                " ratified at that version, never a proposal it rejected",
+            )
