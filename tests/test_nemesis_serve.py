@@ -65,6 +65,9 @@ def _scripts(work: Path, port: int, *args: str) -> tuple[Path, Path]:
 
 def _run(work: Path, options: dict[str, Any], out: Path) -> dict[str, Any]:
     config = {
+        # The quick budget: each restart here stops and starts a real server (seconds), and the checks
+        # that restart once per round do fewer rounds on it.
+        "delta": {"budget": "quick"},
         "target": "uc",
         "profiles": ["delta-cm-catalog"],
         "targets": {"uc": {"adapter": "conformance.adapters.uc:UCTarget", "options": options}},
