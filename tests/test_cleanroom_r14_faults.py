@@ -87,7 +87,7 @@ class SlowDurableCatalog(DurableCatalog):
 
     def persist(self, t: Any) -> None:
         if t.latest >= 1:
-            time.sleep(0.5)
+            time.sleep(2.0)
         super().persist(t)
 
 
@@ -96,7 +96,7 @@ class SlowLeaseLapseCatalog(v.LeaseLapseCatalog):
 
     def persist(self, t: Any) -> None:
         if t.latest >= 1:
-            time.sleep(0.5)
+            time.sleep(2.0)
         super().persist(t)
 
 
@@ -231,7 +231,7 @@ def test_persist_after_unlock(
         armed[0] = True
         first = threading.Thread(target=cat.commit, args=(tid, 1), kwargs={"inline_content": inline(1)})
         first.start()
-        assert entered.wait(2)
+        assert entered.wait(60)
         cat.commit(tid, 2, inline_content=inline(2))  # the baseline waits for the first write's lock
         go.set()
         first.join(5)
