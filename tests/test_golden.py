@@ -27,6 +27,7 @@ EXPECTED_CASES = {
     "stale-published-file",
     "time-travel-ict",
     "mid-cleanup",
+    "engine-maintenance-shapes",
 }
 
 

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from conformance.checks.delta.catalog.staged_paths import name_misses
 from conformance.oracle import checkpoint, commits, names, replay
 from conformance.oracle.clock import TOLERANCE_MS, CallWindow, off_the_clock
 from conformance.oracle.txn_ids import TxnIdRegistry, Use
@@ -112,6 +113,16 @@ def test_names_of_every_kind_of_log_entry() -> None:
         f"{log}/_sidecars/{uuid}.parquet",
     ):
         assert names.parse(wrong) is None, wrong
+
+
+def test_no_near_miss_of_a_staged_name_is_taken_for_a_staged_commit() -> None:
+    # The names a catalog must refuse (staged_paths.name_misses) are the names a writer must not stage:
+    # the oracle judging a writer's proposals (evidence.misnamed_proposal) and the reference's reader
+    # take none of them for a staged commit of v3.
+    location = "s3://b/t"
+    for miss in name_misses(location, 3, "0f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b"):
+        for parsed in (names.parse(miss.uri), parse_log_name(miss.uri)):
+            assert parsed is None or parsed.kind != "staged", f"{miss.uri!r} ({miss.what})"
 
 
 def test_commit_content_is_one_single_line_action_per_line() -> None:

@@ -20,6 +20,9 @@ from tests.tooling.server import served
 
 # Faults of the in-process catalog that UC's API cannot carry to it, with the reason.
 NOT_ON_THE_WIRE = {
+    # A race between registrations: in process the suite holds the racers' storage reads so they
+    # overlap; the served catalog reads its own storage, so over HTTP the overlap is left to timing.
+    "register-id-unnamed-checked-in-snapshot",
     # The API sends a staged commit's file name, not a path: the server itself puts it in the
     # table's _staged_commits/ and refuses names with separators (".."), before the catalog runs.
     "staged-any-path",
@@ -40,6 +43,9 @@ NOT_ON_THE_WIRE = {
     # The server checks a staged file's name, folder and existence before the catalog runs, so a
     # catalog that reserves a version before validating never sees an invalid proposal over HTTP.
     "validate-after-reserving",
+    # Session 21: the server checks a staged name's version (the catalog's own _check_proposal) before
+    # commit runs, so a shortcut that acknowledges a published file at another version is never reached.
+    "published-staged-file-acknowledged",
     # Caught in process; over HTTP its unknown-name check did not catch it in session 15 (why was not
     # looked into: the adapter's three-part names, or the server's own lookups, are the suspects).
     "resolve-longest-registered-prefix",
@@ -94,6 +100,16 @@ NOT_ON_THE_WIRE = {
     # a listing that stops below the latest it states is a short page to the `uc` adapter, which asks
     # again above it (as for first-page-only): over HTTP the listing is read whole.
     "listing-latest-read-after-binding",
+    # Session 21's: the server takes names of [a-zA-Z0-9_@-] only (as for name-index-nfkc), so names of
+    # letters outside ASCII, whose length these miscount, never reach the catalog.
+    "name-column-three-bytes-a-letter",
+    "name-length-letters-on-screen",
+    # Caught only by restarting the catalog (see above).
+    "staged-name-case-kept-in-memory-only",
+    # UC's API takes a commit timestamp above 0 only (the server refuses 0, as UC does): the epoch
+    # never reaches the catalog over HTTP.
+    "ict-zero-stamped-by-clock",
+    "location-counter-seeded-from-live-tables",  # session 21: caught only by restarting the catalog
 }
 CATALOG_RULES = {r.id for r in load_all().values() if r.profile == "delta-cm-catalog"}
 CATALOG_FAULTS = [

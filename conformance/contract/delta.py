@@ -213,7 +213,7 @@ class CatalogLimits:
     (docs/certify.md "Limits"). At a limit a call must succeed; one past it, it must be refused
     cleanly (``CommitRejected`` or ``InvalidRequest``) and change nothing, never truncated."""
 
-    name_length: int | None = None  # longest table name accepted, in characters
+    name_length: int | None = None  # longest table name accepted, in characters (code points, any script)
     inline_bytes: int | None = None  # largest inline commit accepted, in bytes
     unpublished: int | None = None  # most ratified, unpublished commits held for one table
     page_size: int | None = None  # most commits one listing page of the catalog's API holds

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from conformance.contract.delta import FileInfo, Storage
@@ -19,12 +20,13 @@ from conformance.contract.delta import FileInfo, Storage
 
 class HoldingStorage:
     """``contract.Storage`` around ``inner``: ``holding(uris, parties)`` holds the first access to each of
-    ``uris`` (``exists``, ``get``, or a ``list`` of a prefix of it) until ``parties`` such accesses wait."""
+    ``uris`` (``exists``, ``get``, or a ``list`` of a prefix of it) until ``parties`` such accesses wait. A uri
+    listed n times holds its first n accesses (racers that all read one object, as registrations of one id)."""
 
     def __init__(self, inner: Storage) -> None:
         self._inner = inner
         self._lock = threading.Lock()
-        self._waiting: set[str] = set()  # held objects not accessed yet
+        self._waiting: Counter[str] = Counter()  # held objects, and how many accesses to each are still held
         self._barrier: threading.Barrier | None = None
         self._timeout_s = 0.0
         self.held = 0  # accesses that met the barrier while armed (the check reads it into its transcript)
@@ -37,14 +39,14 @@ class HoldingStorage:
         # a catalog that serialises its reads pays it once per check (the check then stops holding).
         with self._lock:
             self.timed_out = False
-            self._waiting = set(uris)
+            self._waiting = Counter(uris)
             self._barrier = threading.Barrier(parties)
             self._timeout_s = timeout_s
         try:
             yield
         finally:
             with self._lock:
-                self._waiting, self._barrier = set(), None
+                self._waiting, self._barrier = Counter(), None
 
     def _hold(self, match: str, prefix: bool = False) -> None:
         if self._barrier is None:
@@ -54,7 +56,8 @@ class HoldingStorage:
             hit = [u for u in self._waiting if (u.startswith(match) if prefix else u == match)]
             if barrier is None or not hit:
                 return
-            self._waiting.difference_update(hit)
+            self._waiting.subtract(hit)
+            self._waiting = +self._waiting  # drops the objects whose accesses are all held
             self.held += 1
         try:
             barrier.wait(self._timeout_s)

@@ -28,7 +28,10 @@ _MULTI_PART = re.compile(rf"{_V}\.checkpoint\.([0-9]{{10}})\.([0-9]{{10}})\.parq
 _V2 = re.compile(rf"{_V}\.checkpoint\.{_UUID}\.(?:json|parquet)", re.IGNORECASE)
 _COMPACTION = re.compile(rf"{_V}\.{_V}\.compacted\.json")
 _CHECKSUM = re.compile(rf"{_V}\.crc")
-_STAGED = re.compile(rf"{_V}\.{_UUID}\.json", re.IGNORECASE)
+# A staged commit's UUID in either case (RFC 9562 reads hex digits so); ``.json`` exactly, as every other
+# fixed character of the name: ``<v>.<uuid>.JSON`` is another object, no staged commit (RFC "Delta Log Entries").
+_H = "[0-9a-fA-F]"
+_STAGED = re.compile(rf"{_V}\.({_H}{{8}}-{_H}{{4}}-{_H}{{4}}-{_H}{{4}}-{_H}{{12}})\.json")
 
 
 @dataclass(frozen=True)

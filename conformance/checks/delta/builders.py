@@ -21,7 +21,7 @@ from conformance.contract.delta import Catalog, StagingTable, Storage, TableInfo
 from conformance.report.outcomes import PremiseBroken
 from reference_impl.delta import actions as A
 from reference_impl.delta import log_paths as P
-from reference_impl.delta.data_files import write_data_file
+from reference_impl.delta.data_files import read_data_file, write_data_file
 from reference_impl.storage.local import uri_to_path
 
 BASE_ICT = 1_600_000_000_000  # 2020-09-13: far from "now", so file times never agree by chance
@@ -48,6 +48,26 @@ def new_uuid() -> str:
 # str.splitlines(), unlike a newline-delimited JSON reader, takes for line breaks: NEL, LINE SEPARATOR,
 # PARAGRAPH SEPARATOR. A reader or a publisher that splits a commit with it cuts an action in two.
 UNICODE_BREAKS = "next\u0085line\u2028separator\u2029paragraph"
+
+# Values a writer under test appends where the check judges the bytes of its commits: a writer that
+# keeps string statistics (minValues/maxValues, as engines do) puts them in the commit's JSON, and
+# ASCII data never shows how it encodes other text (a byte order mark, Latin-1, Java's modified UTF-8,
+# a normalisation). One of each: two-byte accents, three-byte CJK, four-byte (astral) letters,
+# right-to-left script, a combining mark, and one text in its two normalisation forms (NFC, NFD). Short:
+# the statistics of each file hold two of them.
+NON_ASCII_VALUES = (
+    "caf\u00e9",  # precomposed (NFC) e acute
+    "\u6771\u4eac",  # CJK
+    "\U00010437\U0001d538",  # DESERET SMALL LETTER YEE, MATHEMATICAL DOUBLE-STRUCK A: UTF-16 surrogate pairs
+    "\u05e9\u05dc\u05d5\u05dd",  # Hebrew, right to left
+    "cafe\u0301",  # the first value decomposed (NFD): the same text, other code points
+    "n\u0303o\u0308",  # combining tilde and diaeresis
+)
+
+
+def non_ascii_value(i: int) -> str:
+    """The ``i``-th of ``NON_ASCII_VALUES``, in turn."""
+    return NON_ASCII_VALUES[i % len(NON_ASCII_VALUES)]
 
 
 def raw_utf8(actions: list[dict[str, Any]], separators: tuple[str, str] = (",", ":")) -> bytes:
@@ -153,6 +173,18 @@ class LogBuilder:
         info["commitInfo"]["timestamp"] = engine_timestamp_of(version)
         return A.encode_commit([info, A.remove_action(add, ict_of(version))])
 
+    def rewrite_commit(self, version: int, rewritten: list[bytes]) -> bytes:
+        """An OPTIMIZE commit as Delta engines write it: the data files the commits ``rewritten`` added
+        are removed and their rows added back in one new file, every add and remove with ``dataChange:
+        false`` (PROTOCOL.md Add File and Remove File: the rows are unchanged). The new file is live."""
+        adds = [a for c in rewritten for a in A.decode_commit(c) if "add" in a]
+        rows = [r for a in adds for r in read_data_file(self.storage, self.location, a["add"]["path"])]
+        new = write_data_file(self.storage, self.location, rows, modification_time=ict_of(version))
+        info = A.commit_info_action(ict_of(version), new_uuid(), "OPTIMIZE")
+        info["commitInfo"]["timestamp"] = engine_timestamp_of(version)
+        removes = [A.remove_action(a, ict_of(version), data_change=False) for a in adds]
+        return A.encode_commit([info, *removes, without_data_change(new)])
+
     def create_folders(self) -> None:
         """What the creator of a table makes besides version 0: ``_delta_log/_staged_commits/`` on a
         file system (Delta Kernel and delta-spark make it when they create a catalog-managed table;
@@ -171,6 +203,14 @@ class LogBuilder:
         self.storage.put(uri, content)
         self.staged.setdefault(version, []).append(uri)
         return uri
+
+
+def without_data_change(action: dict[str, Any]) -> dict[str, Any]:
+    """``action`` with ``dataChange: false`` if it is an add: how Delta engines (Spark, Kernel) write
+    every add of a checkpoint and of a log compaction, and the adds of OPTIMIZE; the file stays live."""
+    if "add" not in action:
+        return action
+    return {"add": {**action["add"], "dataChange": False}}
 
 
 def expected_rows(versions: range | list[int], values: dict[int, str] | None = None) -> list[dict[str, object]]:

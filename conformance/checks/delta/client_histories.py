@@ -26,7 +26,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from conformance.checks.delta.builders import premise
-from conformance.checks.delta.evidence import same_actions, speaks_only_uc_api
+from conformance.checks.delta.evidence import EarlyPublications, misnamed_proposal, same_actions, speaks_only_uc_api
+from conformance.checks.delta.writer.maintenance_content import compaction_fault, published_commits
 from conformance.contract.delta import (
     Catalog,
     CatalogError,
@@ -63,9 +64,11 @@ ALL_POLICIES = [
     for bits in itertools.product((True, False), repeat=len(POLICY_OPS))
 ]
 # Appended values carry these texts in turn: raw UTF-8 of two, three and four bytes, and characters
-# JSON escapes. A data file's statistics (min/max) hold them inside the commit's JSON, so a writer that
-# builds that JSON by hand, or a reader that decodes it as ASCII, shows on every seed.
-TEXTS = ("", " é", " 東京", " 𝄞", ' "q"', " back\\slash", " a/b")
+# JSON escapes, right-to-left script, and " é" again decomposed (NFD: the same text, other code points).
+# A data file's statistics (min/max) hold them inside the commit's JSON, so a writer that builds that
+# JSON by hand or encodes it in anything but plain UTF-8 (a byte order mark, Latin-1, CESU-8), or a
+# reader that decodes it as ASCII or normalises it, shows on every seed.
+TEXTS = ("", " é", " 東京", " 𝄞", ' "q"', " back\\slash", " a/b", " שלום", " e\u0301")
 GHOST_VALUE = "never-ratified"  # rows of staged files the suite leaves beside ratified ones
 # Staged files of the suite sort before any a client names with a random UUID.
 GHOST_UUIDS = ("00000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000001")
@@ -190,6 +193,9 @@ class ClientHistory:
         self.tables: list[Table] = []
         self.events = StepEvents()
         transcript.listeners.append(self._listen)
+        # Every publication of a client under test, as it happens (judged by ``judge_publication_order``).
+        self.early = EarlyPublications(storage, [])
+        transcript.listeners.append(self.early)
         self._boundary = itertools.count()
         self.shaped = shaped
         self._shapes_said = len(shaped.catalog.met) if shaped is not None else 0
@@ -204,6 +210,7 @@ class ClientHistory:
         # later put of other content under a name already used is a reused name, whoever put it.
         self._staged_puts: dict[str, str] = {}
         self.overwritten: list[str] = []
+        self.misnamed: list[str] = []  # what was wrong with each misnamed proposal (``_note_proposal``)
         # The catalog the clients under test are bound to, when the check gives it (``RecordingCatalog``):
         # its ``before_commit`` hook lets one client's proposal wait while another commits first.
         self.hooks: RecordingCatalog | None = None
@@ -226,6 +233,8 @@ class ClientHistory:
         self.log.step(text + self._unsaid_shapes())
 
     def _listen(self, e: Event) -> None:
+        if e.actor == "catalog" and e.op == "commit":  # a proposal of a client under test, whatever the answer
+            self._note_proposal(e)
         if not e.ok:
             return
         if e.actor == "storage" and e.op == "put":
@@ -248,8 +257,25 @@ class ClientHistory:
         if before != digest:
             self.overwritten.append(uri.rsplit("/", 1)[-1])
 
+    def _note_proposal(self, e: Event) -> None:
+        """Every proposal is judged by its name (``misnamed_proposal``): first attempts, retries after a
+        conflict or a lost answer, refused ones (a strict catalog refuses a misnamed file)."""
+        where = next((t.info.location for t in self.tables if t.info.table_id == e.args["table_id"]), None)
+        wrong = misnamed_proposal(e, where)
+        if wrong is not None:
+            self.misnamed.append(wrong)
+
     def judge_staged_names(self, what: str) -> None:
-        """No staged file put by a client under test was put again with other content (``_note_staged_put``)."""
+        """Every staged file a client under test proposed was named for the version it proposed it as
+        (``_note_proposal``), and none was put again with other content (``_note_staged_put``)."""
+        if self.misnamed:
+            raise self.charge(
+                "WRT-STAGED-NAME",
+                f"{what}: {self.misnamed[0]} ({len(self.misnamed)} misnamed proposal(s))",
+                "every proposal's staged file in _delta_log/_staged_commits/, named <20-digit version>.<uuid>.json"
+                ' for the version it proposes (RFC "Delta Log Entries"), on every attempt: after a lost race'
+                " the retry's file is named for the new version",
+            )
         if self.overwritten:
             raise self.charge(
                 "WRT-STAGED-NAME",
@@ -262,6 +288,25 @@ class ClientHistory:
     def _step(self) -> StepEvents:
         self.events = StepEvents()
         return self.events
+
+    def judge_publication_order(self, what: str) -> None:
+        """No client under test created ``<v>.json`` while v-1 was unpublished (``EarlyPublications``),
+        in any step: a writer that publishes its own commit right after ratification, on top of another
+        writer's unpublished commit (a rival's, a lost race's winner), leaves a hole that the next
+        publisher fills, so the final log looks in order. A v-1 within the model's published watermark
+        was published before (metadata cleanup may have removed it since)."""
+        for uri, v in self.early.found:
+            t = next((t for t in self.tables if uri.startswith(f"{t.info.location.rstrip('/')}/_delta_log/")), None)
+            if t is None or v - 1 <= t.model.published:
+                continue
+            raise self.charge(
+                "WRT-PUBLISH-ORDER",
+                f"{what}: a client under test wrote _delta_log/{v:020d}.json of {t.name} while v{v - 1} was not"
+                " published",
+                f'v{v - 1} published before v{v} (RFC "Publishing Commits"), whoever committed v{v - 1}: a writer'
+                " that publishes its own commit first publishes the unpublished commits below it",
+            )
+        self.early.found.clear()
 
     def charge(self, rule: str, observed: str, allowed: str) -> Exception:
         """A finding: the rule's violation when this check judges it, else a premise of this check."""
@@ -291,6 +336,7 @@ class ClientHistory:
         """The versions the catalog ratified for ``t`` in this step, each with its in-commit timestamp
         and staged file as the model needs them."""
         self.judge_staged_names(f"{t.name}: the step that ratified its v{t.model.latest}")
+        self.judge_publication_order(f"{t.name}: the step that ratified its v{t.model.latest}")
         versions = []
         for e in sorted(events.commits, key=lambda e: e.args["version"]):
             if e.args["table_id"] != t.info.table_id:
@@ -302,14 +348,23 @@ class ClientHistory:
                     content = self.storage.get(e.args["staged_uri"])
                     t.staged[v] = e.args["staged_uri"].rsplit("/", 1)[-1]
                 t.ratified[v] = content
+            try:
+                actions = oracle_commits.decode(content)
+            except oracle_commits.CommitFormatError as err:
+                if e.actor == "catalog" and e.args["inline_content"] is None:  # a staged file of a client under test
+                    raise self.charge(
+                        "WRT-STAGED-FORMAT",
+                        f"{t.name}: the ratified v{v}, staged as {t.staged[v]}, is no Delta commit file: {err}"
+                        f" (it starts {content[:24]!r})",
+                        "a staged commit in the published Delta file format: UTF-8 with no byte order mark, one JSON"
+                        ' action per line (RFC "Terminology - Commits"; RFC 8259 8.1), whatever text its values hold',
+                    ) from err
+                actions = []  # inline: WRT-STAGED-FORMAT binds staged files (the reference decoder judges it below)
+            with premise(f"reading the ratified commit of v{v}"):
                 try:
                     ict = A.in_commit_timestamp(A.decode_commit(content))
                 except InvalidCommitError as err:
                     raise PremiseBroken(f"v{v} is no valid commit (WRT-STAGED-FORMAT): {err}") from err
-            try:
-                actions = oracle_commits.decode(content)
-            except oracle_commits.CommitFormatError:
-                actions = []  # the commit's encoding is judged by WRT-STAGED-FORMAT's checks
             repeated = oracle_commits.repeated_actions(actions)
             self._judge_commit_info(t, v, actions)
             for protocol in (a["protocol"] for a in actions if isinstance(a.get("protocol"), dict)):
@@ -370,6 +425,7 @@ class ClientHistory:
         try:
             yield
         except PremiseBroken:
+            self.judge_staged_names(f"client {c} writing {t.name}")  # a misnamed proposal the catalog refused
             if "RDR-UNPUBLISHED" in self.rules:
                 self.read(t, who=c)  # charges the read's rule if the read is wrong; else the premise stands
             raise
@@ -401,6 +457,10 @@ class ClientHistory:
             ids.append(gone[-1])
         if "absent" in shape:
             ids.insert(len(ids) // 2, ABSENT_ID)
+        self.delete_ids(t, ids, shape)
+
+    def delete_ids(self, t: Table, ids: list[int], shape: str = "plain") -> None:
+        """One client deletes ``ids`` (``shape`` says how they were drawn: ``DELETE_SHAPES``)."""
         c, client = self.client()
         events = self._step()
         with self.explained_by_read(t, c), premise(f"client {c} deleting from {t.name}"):
@@ -602,6 +662,7 @@ class ClientHistory:
         landed = sorted(v for v, actor in owners.items() if actor == "catalog")
         what = f"client {c}: append id {min(mine)} to {t.name} after a rival's {kind} commit took v{taken}"
         self.say(f"{what} -> {f'gave up ({gave_up})' if got is None else f'v{got}'}")
+        self.judge_staged_names(what)  # before the outcome: a refused misnamed retry also gives up
         if owners.get(taken) != "suite":
             raise PremiseBroken(f"the rival's commit was not ratified at v{taken}: the catalog holds {owners}")
         if landed != ([] if got is None else [got]):
@@ -648,6 +709,7 @@ class ClientHistory:
         order = [f.version for f in (parse_log_name(e.args["uri"]) for e in events.puts) if f and f.kind == "delta"]
         expected = list(range(before + 1, t.model.latest + 1))
         self.say(f"client {c}: publish {t.name} ({t.model.latest - before} unpublished) -> order {order}")
+        self.judge_publication_order(f"client {c}: publish {t.name}")
         # The order is judged where the rule is (a reader check reads the result, whatever the order).
         if "WRT-PUBLISH-ORDER" in self.rules and order and order != sorted(order):
             raise self.charge(
@@ -865,6 +927,18 @@ class ClientHistory:
                     f"{t.name}: compaction of v{lo}-v{hi} with v{t.model.published} the newest published",
                     "published versions only",
                 )
+        # What it holds, judged by the suite's decoder against the published commits of its range (a
+        # cleanup of an earlier step may have taken some: then there is nothing to replay it against).
+        published = {e.version for e in self._log_entries(t) if e.kind == "delta"}
+        for lo, hi in written:
+            end = hi if hi is not None else lo
+            if not set(range(lo, end + 1)) <= published:
+                continue
+            why = compaction_fault(
+                self.storage, t.info.location, lo, end, published_commits(self.storage, t.info.location, lo, end)
+            )
+            if why is not None:
+                raise self.charge("WRT-COMPACTION-CONTENT", f"{t.name}: {why}", "the reconciled actions of the range")
 
     def cleanup(self, t: Table, cutoff: int) -> None:
         c, client = self.client()

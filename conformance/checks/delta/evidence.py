@@ -15,7 +15,7 @@ from conformance.observe.transcript import Event, Transcript
 from conformance.oracle import commits as C
 from conformance.oracle.clock import CallWindow
 from conformance.oracle.commits import Action
-from conformance.oracle.names import LogName, parse, published_uri
+from conformance.oracle.names import LogName, parse, published_uri, staged_dir
 
 T = TypeVar("T")
 
@@ -45,6 +45,32 @@ def proposals(transcript: Transcript, table_id: str, ok: bool | None = None) -> 
     return [e for e in transcript.events(actor="catalog", op="commit", ok=ok) if e.args["table_id"] == table_id]
 
 
+def misnamed_proposal(e: Event, location: str | None = None) -> str | None:
+    """What is wrong with the staged name of one proposal (a catalog ``commit`` event, whatever the
+    catalog answered), or None. RFC "Delta Log Entries": a staged commit sits directly in its table's
+    ``_delta_log/_staged_commits/``, named ``<20-digit version>.<uuid>.json`` for the version it is
+    proposed as. Judged on refused proposals too: a strict catalog refuses a misnamed one (the writer
+    then fails for another reason), a lax one ratifies it, and either way the writer named it."""
+    uri, version = e.args.get("staged_uri"), e.args.get("version")
+    if uri is None:
+        return None  # an inline proposal: no name to judge
+    f = parse(uri)
+    if f is None or f.kind != "staged":
+        return f"{uri} was proposed for v{version}, and it is no staged commit name"
+    if f.version != version:
+        return f"{uri.rsplit('/', 1)[-1]} (named for v{f.version}) was proposed for v{version}"
+    if location is not None and not uri.startswith(staged_dir(location) + "/"):
+        return f"{uri} was proposed for v{version} outside the table's {staged_dir(location)}"
+    return None
+
+
+def misnamed_proposals(transcript: Transcript, table_id: str, location: str | None = None) -> list[str]:
+    """``misnamed_proposal`` of every proposal of the client under test for ``table_id``: first
+    attempts, retries after a conflict or a lost answer, and refused ones alike."""
+    found = (misnamed_proposal(e, location) for e in proposals(transcript, table_id))
+    return [m for m in found if m is not None]
+
+
 def ratified_content(transcript: Transcript, storage: Storage, table_id: str) -> dict[int, bytes]:
     """Version -> exact bytes of each commit the catalog ratified for the client."""
     out: dict[int, bytes] = {}
@@ -52,6 +78,29 @@ def ratified_content(transcript: Transcript, storage: Storage, table_id: str) ->
         inline = e.args["inline_content"]
         out[e.args["version"]] = inline if inline is not None else storage.get(e.args["staged_uri"])
     return out
+
+
+def ratified_by_anyone(transcript: Transcript, storage: Storage, table_id: str) -> dict[int, bytes]:
+    """Version -> the bytes of the commit the catalog ratified there, the client's or a rival of the
+    suite's (read from the recorded proposals the catalog accepted, staged files read now)."""
+    out: dict[int, bytes] = {}
+    for e in transcript.events(op="commit", ok=True):
+        if e.actor in ("catalog", "suite") and e.args["table_id"] == table_id:
+            inline = e.args["inline_content"]
+            out[e.args["version"]] = inline if inline is not None else storage.get(e.args["staged_uri"])
+    return out
+
+
+def published_unlike_ratified(storage: Storage, location: str, ratified: dict[int, bytes]) -> list[int]:
+    """The versions whose ``_delta_log/<v>.json`` holds other actions than the commit ratified at v
+    (``same_actions``): RFC "Publishing Commits" copies the ratified commit, so a published rejected
+    proposal (a race's loser) is a wrong file, whoever wrote it. Versions not in ``ratified`` are not judged."""
+    published = (f.version for f in log_files(storage, location) if f.kind == "delta")
+    return [
+        v
+        for v in sorted(published)
+        if v in ratified and not same_actions(storage.get(published_uri(location, v)), ratified[v])
+    ]
 
 
 def client_writes(transcript: Transcript, kind: str | None = None) -> list[tuple[Event, LogName]]:
@@ -126,3 +175,27 @@ def same_actions(published: bytes, ratified: bytes | None) -> bool:
         return C.decode(published) == C.decode(ratified)
     except C.CommitFormatError:
         return False
+
+
+@dataclass
+class EarlyPublications:
+    """A transcript listener: each ``_delta_log/<v>.json`` a client under test puts while
+    ``<v-1>.json`` is absent from storage, as (uri, v), at the moment of the put. RFC "Publishing
+    Commits" has v-1 published *before* v; the final log shows no such hole once v-1 arrives later
+    (another writer's commit published after this one), only the order the files were created in does.
+    A checker forgives a v-1 that was published and then removed (metadata cleanup) by its own
+    watermark; v0 is the table's creation, which has no predecessor."""
+
+    storage: Storage
+    found: list[tuple[str, int]]
+
+    def __call__(self, e: Event) -> None:
+        if e.actor != "storage" or e.op != "put" or not e.ok:
+            return
+        uri: str = e.args["uri"]
+        f = parse(uri)
+        if f is None or f.kind != "delta" or f.version == 0:
+            return
+        location = uri.rsplit("/_delta_log/", 1)[0]
+        if not self.storage.exists(published_uri(location, f.version - 1)):
+            self.found.append((uri, f.version))

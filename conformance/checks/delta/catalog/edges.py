@@ -28,6 +28,8 @@ What each edge may answer (RFC sections; docs/certify.md fills in the API):
   and the listing stay, a mark it carries is not applied, and its version stays free (the versions
   up to it are then ratified in order). Marks above P are true publications, except ``L`` on a
   proposal that must not be ratified: an untrue report, which only a catalog that applies it acts on.
+  ``V-1`` (gaps only) is the version before the proposal's own: an untrue report of versions never
+  ratified, which a catalog must not take as proof that they exist: the gap is refused all the same.
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ if TYPE_CHECKING:
 BOUNDS = ("none", "0", "1", "P-1", "P", "P+1", "L-1", "L", "L+1", "L+2")
 MARKS = ("P-1", "P", "P+1", "L", "L+1")
 VERSIONS = ("L+1", "L", "P", "P+1", "1", "L+2", "L+3")
-CARRIED = ("none", "P-1", "P", "P+1..L", "L")
+# "V-1": the version before the proposal's own ("everything before me is published"): on a gap, a mark
+# above the latest that a catalog taking it for RFC option 3's PUT-if-absent ratifies over the gap.
+CARRIED = ("none", "P-1", "P", "P+1..L", "L", "V-1")
 REPORT = "CAT-PUBLISH-REPORT-POSSIBLE"
 BackMark = Literal["mark", "carried"]  # a mark going back given to mark_published, or carried by a proposal
 FILL_LIMIT = 128  # declared caps up to this are filled after a mark going back; larger ones cost too much
@@ -76,7 +80,11 @@ class Edge:
 
 LISTINGS = tuple(Edge("list", start, end) for start in BOUNDS for end in BOUNDS)
 CALLS = tuple(Edge("mark", v) for v in MARKS) + tuple(
-    Edge("propose", v, mark, inline) for v in VERSIONS for mark in CARRIED for inline in (False, True)
+    Edge("propose", v, mark, inline)
+    for v in VERSIONS
+    for mark in CARRIED
+    for inline in (False, True)
+    if mark != "V-1" or v in ("L+2", "L+3")  # elsewhere "V-1" is another symbol's mark (see ``fits``)
 )
 
 
@@ -106,6 +114,8 @@ def fits(edge: Edge, m: CatalogTable) -> bool:
         return v >= 0 and (edge.first not in ("P+1", "L") or m.published < m.latest)
     if edge.second == "P+1..L" and m.published >= m.latest:
         return False
+    if edge.second == "V-1" and edge.first not in ("L+2", "L+3"):
+        return False  # elsewhere v-1 is what "L" (on L+1) or a mark at or below L already draws
     return v >= 1 and (edge.second != "P-1" or m.published >= 1)
 
 
@@ -354,7 +364,7 @@ def judge_proposal(h: CatalogHistory, index: int, edge: Edge) -> None:
     if edge.inline and not h.inline:
         h.log.step(f"edge {edge}: skipped, the catalog hosts no inline commits")
         return
-    mark, true = _carried(h, t, edge.second, expect)
+    mark, true = _carried(h, t, edge.second, expect, v)
     uri = None if edge.inline else h._stage(t, v)
     content = unique(v, ict_ms_of(v)) if edge.inline else None
     try:
@@ -411,9 +421,11 @@ def judge_proposal(h: CatalogHistory, index: int, edge: Edge) -> None:
         _still_free(h, index, v, f"the refused {what}")
 
 
-def _carried(h: CatalogHistory, t: Tracked, sym: str, expect: str) -> tuple[int | None, bool]:
-    """The mark a proposal carries, and whether it is true (its files copied first)."""
+def _carried(h: CatalogHistory, t: Tracked, sym: str, expect: str, v: int) -> tuple[int | None, bool]:
+    """The mark a proposal of ``v`` carries, and whether it is true (its files copied first)."""
     m = t.model
+    if sym == "V-1":
+        return v - 1, False  # on a gap (``fits``): above the latest, never a publication
     if sym == "P+1..L" or (sym == "L" and expect == "ratified" and m.latest > m.published):
         mark = m.latest if sym == "L" else h.rng.randint(m.published + 1, m.latest)
         publish_files(h, t, mark)

@@ -124,15 +124,30 @@ def staging(driver: CatalogDriver) -> StagingTable:
     return staged
 
 
-# Letters outside ASCII (two and three bytes in UTF-8). Each is tried in a short name first: a catalog's
-# naming rules are its own, and only a letter it accepts there can be judged at the length limit.
-WIDE_LETTERS = ("\u00e9", "\u8868")  # é, 表
+# Letters outside ASCII, one of every width a name's length can be counted in: two and three bytes in
+# UTF-8 (one UTF-16 code unit each), four bytes in UTF-8 and two UTF-16 units (letters outside the Basic
+# Multilingual Plane: a mathematical Fraktur letter and a CJK Extension B ideograph), and a letter with a
+# combining mark (two characters, one letter on screen; ``q`` has no precomposed form, so Unicode
+# normalisation leaves it two). A name's declared length counts characters (code points), whatever the
+# script (docs/certify.md "Limits"): a catalog counting bytes, UTF-16 units or letters on screen
+# refuses one of these at the limit or accepts one past it. Each is tried in a short name first: a
+# catalog's naming rules are its own, and only a letter it accepts there can be judged at the limit.
+WIDE_LETTERS = ("\u00e9", "\u8868", "\U0001d518", "\U00020000", "q\u0301")  # é, 表, 𝔘, 𠀀, q́
 
 
 def wide_name(key: str, length: int, letter: str) -> str:
     """A name of exactly ``length`` characters: ``key``, then ``letter`` as often as fits, so that its
-    UTF-8 encoding is far longer than ``length`` bytes."""
+    UTF-8 (or UTF-16) encoding is far longer than ``length`` bytes (units), or, of a combining
+    sequence, it shows fewer letters than it has characters."""
     return (key + "_" + letter * length)[:length]
+
+
+def widths(name: str) -> str:
+    """How long ``name`` is in every unit a catalog may count it in, for a message."""
+    return (
+        f"{len(name)} characters, {len(name.encode())} bytes in UTF-8,"
+        f" {len(name.encode('utf-16-le')) // 2} UTF-16 code units"
+    )
 
 
 def accepted_letters(catalog: Catalog, driver: CatalogDriver, key: str) -> list[str]:

@@ -18,7 +18,17 @@ the histories cycle through all of them, every run, whatever the seed:
   Kernel write them so), over several lines: a store that splits content into lines with a Unicode
   line splitter (``str.splitlines``) cuts an action in two;
 - ``crlf``: CR LF line ends (CR is JSON whitespace): a store that splits and joins lines, or reads
-  text with universal newlines, serves them as LF.
+  text with universal newlines, serves them as LF;
+- ``normalisation``: raw text that a Unicode normalisation changes, whichever form (NFC, NFD, NFKC,
+  NFKD): decomposed letters (``e`` + U+0301, as macOS writes file names, and Hangul jamo), precomposed
+  ones, canonical singletons (OHM and ANGSTROM SIGN), combining marks out of canonical order,
+  compatibility characters (the ligature U+FB01, full-width and half-width forms, a superscript), in a
+  value and in an added file's path (served normalised, the add names a file that does not exist),
+  and the same decomposed text escaped (``e\\u0301``) beside it;
+- ``invisibles``: raw text that a cleaning step drops or replaces: a lone combining mark at the start
+  of a string, zero-width joiner, non-joiner and space, word joiner, a byte order mark inside a
+  string, a soft hyphen, a variation selector, and non-characters that are valid UTF-8 (U+FDD0,
+  U+FFFE, U+FFFF, U+1FFFE, U+10FFFF).
 """
 
 from __future__ import annotations
@@ -108,6 +118,40 @@ def crlf(version: int, ict: int) -> bytes:
     return _lines(_few(version, ict)).replace(b"\n", b"\r\n")
 
 
+# Text that any Unicode normalisation changes (RFC "Terminology: Commits": the commit is its bytes, so
+# a catalog that normalises "look-alike" text serves another commit): each piece is changed by NFC or
+# NFD, and the compatibility ones by NFKC and NFKD too.
+NORMALISABLE = (
+    "cafe\u0301"  # decomposed é (NFC composes it), as a macOS file name
+    " caf\u00e9"  # precomposed é (NFD decomposes it)
+    " \u1100\u1161"  # Hangul jamo (NFC composes them into one syllable)
+    " \u2126\u212b"  # OHM SIGN and ANGSTROM SIGN: canonical singletons, replaced by every form
+    " q\u0307\u0323"  # combining marks out of canonical order (every form reorders them)
+    " \ufb01le \uff21\uff22\uff23\uff11 \uff76\u00b2\u2160"  # ligature, full-/half-width, superscript, numeral
+)
+# Text that a cleaning step (stripping invisibles, replacing what is "not a character") changes, all
+# valid UTF-8 and raw in JSON strings (RFC 8259 escapes only what is below U+0020).
+INVISIBLE = (
+    "\u0301lone mark"  # a combining mark with nothing to combine with
+    " a\u200db a\u200cb a\u200bb a\u2060b a\ufeffb a\u00adb \u2764\ufe0f"  # ZWJ, ZWNJ, ZWSP, WJ, BOM, SHY, VS16
+    " \ufdd0\ufffe\uffff\U0001fffe\U0010ffff"  # non-characters
+)
+
+
+def normalisation(version: int, ict: int) -> bytes:
+    # The same decomposed text escaped beside the raw one, written by hand (json.dumps writes one
+    # spelling only): a store that re-serialises the JSON, raw or escaped, changes one of the two.
+    info = json.dumps(_info(version, ict, userMetadata=NORMALISABLE), separators=(",", ":"), ensure_ascii=False)
+    first = info[: -len("}}")] + r',"escaped":"cafe\u0301 \ufb01"}}' + "\n"
+    add = A.add_action(f"inline-{version}-cafe\u0301-\ufb01le.parquet", 100, ict, '{"numRecords":0}')
+    return first.encode() + _lines([add], ascii_only=False)
+
+
+def invisibles(version: int, ict: int) -> bytes:
+    adds = [A.add_action(f"inline-{version}-a\u200db\ufeff.parquet", 100, ict, '{"numRecords":0}')]
+    return _lines([_info(version, ict, userMetadata=INVISIBLE), *adds], ascii_only=False)
+
+
 SHAPES: dict[str, Shape] = {
     "compact": compact,
     "utf8": utf8,
@@ -118,4 +162,6 @@ SHAPES: dict[str, Shape] = {
     "every_char": every_char,
     "unicode_breaks": unicode_breaks,
     "crlf": crlf,
+    "normalisation": normalisation,
+    "invisibles": invisibles,
 }

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, new_uuid, premise
+from conformance.contract.delta import CatalogError, TableInfo
 from reference_impl.delta import log_paths as P
 
 LOG = "_delta_log"
@@ -91,6 +93,39 @@ def folder_misses(location: str, name: str) -> list[NearMiss]:
     return misses
 
 
+def uuid_spellings(uuid: str) -> list[tuple[str, str]]:
+    """Other spellings of ``uuid`` (lower-case, as ``str(uuid4())`` writes it) that are still a UUID, so
+    ``<v>.<spelling>.json`` is a well-formed staged name: RFC 9562 section 4 (RFC 4122 section 3) writes a
+    UUID's hex digits in lower case but reads them in either case, and the RFC's ``<uuid>`` asks no case
+    (.NET and Windows writers, ``uuid4().hex.upper()``, write upper case). Each names another object than
+    the lower-case one on a case-sensitive store, so a catalog that ratifies it must serve it as spelled."""
+    # Mixed case: every other hex letter upper-case (digits and dashes have no case).
+    chars = list(uuid)
+    for i in [i for i, c in enumerate(chars) if c.isalpha()][1::2]:
+        chars[i] = chars[i].upper()
+    return [(uuid.upper(), "upper-case"), ("".join(chars), "mixed-case")]
+
+
+def propose_spelled(driver: CatalogDriver, table: TableInfo, first: int) -> tuple[dict[int, str], dict[int, str]]:
+    """Propose v``first`` on, one version for each of ``uuid_spellings``, staged as ``<v>.<spelling>.json``.
+    Returns the staged URI of each version ratified and, of those ratified under a spelling, the spelling.
+    A spelling refused (a strict reading of ``<uuid>``, which serves no other name) is staged again as
+    ``str(uuid4())`` names it: a premise."""
+    ratified: dict[int, str] = {}
+    spelled: dict[int, str] = {}
+    for version, (uuid, what) in enumerate(uuid_spellings(new_uuid()), start=first):
+        uri = P.staged_uri(table.location, version, uuid)
+        with premise(f"staging v{version} of {table.name} under a {what} UUID"):
+            driver.storage.put(uri, LogBuilder(driver.storage, table.location).data_commit(version))
+        try:
+            driver.catalog.commit(table.table_id, version, staged_uri=uri, in_commit_timestamp=ict_of(version))
+        except CatalogError:
+            ratified |= driver.commit_range(table, version, version)
+            continue
+        ratified[version], spelled[version] = uri, what
+    return ratified, spelled
+
+
 # Whitespace and control characters around a name: each is part of the object's name on a file system
 # and an object store (a name read from a line of text, its line end kept), yet a check lets it through
 # where Python's ``$`` matches before a final newline, ``strip()`` (Java's ``trim()``) drops it, or
@@ -124,9 +159,58 @@ def padded_misses(location: str, good: str) -> list[NearMiss]:
     ]
 
 
+# Characters in place of one of a staged name's fixed characters, each what a loose pattern takes there:
+# an unescaped ``.`` takes any character, ``\W``, ``[-_.]`` or ``[._-]?`` take the punctuation, ``\w`` a
+# letter or a digit. Drawn in turn (``_rotated``) so that each kind of fixed character meets several.
+STAND_INS = ("_", "-", ".", "x", "0")
+
+
+def _rotated(start: int, count: int, original: str) -> list[str]:
+    """``count`` of ``STAND_INS`` from ``start`` on (wrapping), none of them ``original``."""
+    others = [c for c in STAND_INS if c != original]
+    return [others[(start + k) % len(others)] for k in range(count)]
+
+
+def character_misses(version: int, uuid: str) -> list[tuple[str, str]]:
+    r"""``<20 digits>.<uuid>.json`` with one of its fixed characters (the two dots, the UUID's four
+    dashes, the letters of ``json``) replaced by another, left out, or doubled; and with one of its
+    variable characters (a version digit, a UUID hex digit) replaced by a character of the same class
+    for a loose pattern that is no ASCII digit or hex digit. RFC "Delta Log Entries" spells the name
+    exactly, and a file system or an object store keeps every such name as another object that no reader
+    takes for a staged commit: a catalog whose pattern has a dot unescaped, a class too wide (``\d`` in a
+    Unicode regex, ``\w``, ``[a-z]`` for hex) or a quantifier too loose (``-?``, ``-+``) ratifies them."""
+    good = f"{version:020d}.{uuid}.json"
+    dashes = [21 + i for i, c in enumerate(uuid) if c == "-"]
+    dot2 = 21 + len(uuid)
+    fixed = (
+        [(20, "the dot after the version", 4)]
+        + [(i, f"the UUID's dash {n}", 2) for n, i in enumerate(dashes, start=1)]
+        + [(dot2, "the dot before json", 4)]
+        + [(dot2 + 1 + k, f"the {c!r} of json", 1) for k, c in enumerate("json")]
+    )
+    misses: list[tuple[str, str]] = []
+    for n, (i, what, stand_ins) in enumerate(fixed):
+        # The dots get every stand-in (any of them passes an unescaped dot); the others some, in turn.
+        for c in _rotated(n, stand_ins, good[i]):
+            misses.append((good[:i] + c + good[i + 1 :], f"{what} replaced by {c!r}"))
+        misses.append((good[:i] + good[i + 1 :], f"{what} left out"))
+        misses.append((good[:i] + good[i] + good[i:], f"{what} doubled"))
+    # Letters that are not hex in each of the UUID's five groups (``[a-z]``, ``\w``, ``[0-9a-zA-Z]``),
+    # and digits of other scripts in a UUID group and in one place of the version (``\d`` and ``int()``
+    # take them for 0-9 in Python and Java).
+    starts = [21] + [i + 1 for i in dashes]
+    for i, c in zip(starts, "gzGkq", strict=True):
+        misses.append((good[:i] + c + good[i + 1 :], f"a letter that is not hex ({c!r}) in the UUID at {i - 21}"))
+    misses.append((good[:21] + "\u0663" + good[22:], "an Arabic-Indic digit in the UUID"))
+    misses.append((good[:19] + chr(0x966 + version % 10) + good[20:], "the version's last digit in Devanagari"))
+    misses.append((good[:19] + chr(0xFF10 + version % 10) + good[20:], "the version's last digit full-width"))
+    return misses
+
+
 def name_misses(location: str, version: int, uuid: str) -> list[NearMiss]:
     """Names that begin or end like ``<20 digits>.<uuid>.json`` and are not it: the staged folder
-    holds them (an upload's temporary name, a checksum beside it), no reader takes them for a commit."""
+    holds them (an upload's temporary name, a checksum beside it), no reader takes them for a commit;
+    and names one character away from it (``character_misses``)."""
     good = f"{version:020d}.{uuid}.json"
     # UUID parts that are not a UUID's 8-4-4-4-12 hex form yet pass a loose pattern (hex digits and
     # dashes, 36 characters): no dashes, the dashes moved, a digit short, a letter that is not hex.
@@ -145,7 +229,7 @@ def name_misses(location: str, version: int, uuid: str) -> list[NearMiss]:
         (uuid[:-1], "a UUID a digit short"),
         (uuid[:-1] + "g", "a UUID ending in a letter that is not hex"),
     )
-    return (
+    misses = (
         [NearMiss(f"{P.staged_dir(location)}/{version:020d}.{part}.json", what, True) for part, what in not_uuids]
         + padded_misses(location, good)
         + [NearMiss(f"{P.staged_dir(location)}/{v}.{uuid}.json", what, True) for v, what in other_digits]
@@ -165,4 +249,10 @@ def name_misses(location: str, version: int, uuid: str) -> list[NearMiss]:
                 (f"{good}/", "a trailing slash"),
             )
         ]
+        + [NearMiss(f"{P.staged_dir(location)}/{name}", what, True) for name, what in character_misses(version, uuid)]
     )
+    # One proposal a name (each costs round trips over HTTP and S3): the first perturbation that makes it.
+    unique: dict[str, NearMiss] = {}
+    for miss in misses:
+        unique.setdefault(miss.uri, miss)
+    return list(unique.values())

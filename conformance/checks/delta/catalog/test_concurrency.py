@@ -1,8 +1,8 @@
 """Concurrency across the catalog's operations, not only proposals racing for one version (session 19):
 listings overlapping commits of the same table, commits to several tables at once followed by a
-restart, commits of one table back to back followed by a restart (session 20), and registrations of
-one name at once (RFC "Getting Ratified Commits from the Catalog",
-"Commit Protocol", "Table Discovery").
+restart, commits of one table back to back followed by a restart (session 20), registrations of
+one name at once, and of one staged table under several names at once (session 21) (RFC "Getting
+Ratified Commits from the Catalog", "Commit Protocol", "Table Discovery").
 
 A defect that needs two calls to overlap shows only when they do, so each check repeats until the
 overlap happened often enough that a catch does not hang on the threads' timing: the listings go on
@@ -56,6 +56,10 @@ WRITERS_BACK_TO_BACK, BACK_TO_BACK_ROUNDS, PUBLISH_ROUNDS, SEEN_WITHIN_S = 3, 10
 BACK_TO_BACK_QUICK_ROUNDS = 3
 # Registrations of one name at once, per round, each starting up to RACE_SPREAD_S after the barrier.
 REGISTRANTS, NAME_ROUNDS = 8, 10
+# Registrations of one staged id under REGISTRANTS free names at once, per round (held where the
+# catalog reads its version 0 through lakecert's storage: one round then suffices, the others are for
+# a catalog that is not held).
+ID_ROUNDS = 3
 RACE_SPREAD_S = 0.001
 
 
@@ -402,3 +406,54 @@ def test_registrations_of_one_name_at_once_give_it_to_one_table(
                 f"{name!r}, registered by one of {REGISTRANTS} creators at once, resolved to table {was.table_id}"
                 f" before a restart and to {'nothing' if now is None else f'table {now.table_id}'} after it",
             )
+
+
+@pytest.mark.req("CAT-RESOLVE-LOCATION")
+def test_registrations_of_one_id_at_once_leave_each_acknowledged_name_resolving(
+    lakecert: RunContext,
+    catalog: RecordingCatalog,
+    driver: CatalogDriver,
+    table_name: str,
+    seed: int,
+    transcript: Transcript,
+) -> None:
+    """One staged table registered under several free names at the same instant (a creator's retry, under
+    another name, racing its first attempt): RFC "Creating and Dropping" (phase 3 names a staged table)
+    and "Table Discovery" (a name resolves to its table's location). How many the catalog takes is its
+    own affair; each name it acknowledged must resolve to that table, and each it refused to nothing. A
+    catalog that checks the id is unnamed before reading version 0 and names it after without checking
+    again renames it by each later registration: the names it acknowledged first resolve to nothing."""
+    holder = Holder(lakecert)
+    for round_no in range(ID_ROUNDS):
+        with premise("reserving a staging table and writing its version 0"):
+            st = catalog.create_staging_table()
+            driver._own_location(st)  # noqa: SLF001 - the driver's premise on distinct locations
+            driver.storage.put(delta_uri(st.location, 0), version0(st.table_id), if_absent=True)
+        names = [f"{table_name}_i{round_no}_{k}" for k in range(REGISTRANTS)]
+        calls = [partial(catalog.register_table, name, st.table_id) for name in names]
+        # Every racer reads the one version 0: each is held at its read until all are there.
+        with holder.at([delta_uri(st.location, 0)] * len(calls), len(calls)):
+            outcomes = race(calls, seed=seed + round_no, transcript=transcript, max_delay_s=RACE_SPREAD_S)
+        if not any(o.ok for o in outcomes):
+            errors = sorted({type(o.error).__name__ for o in outcomes})
+            raise PremiseBroken(f"none of {REGISTRANTS} registrations of a staged table succeeded ({errors})")
+        for name, outcome in zip(names, outcomes, strict=True):
+            now = resolved(driver, name)
+            if outcome.ok and (now is None or now.table_id != st.table_id):
+                where = "nothing" if now is None else f"table {now.table_id} at {now.location}"
+                told = sum(o.ok for o in outcomes)
+                raise Violation(
+                    "CAT-RESOLVE-LOCATION",
+                    f"{told} of {REGISTRANTS} registrations of table {st.table_id} under distinct free names made"
+                    f" at the same instant were acknowledged; {name!r}, one of them, resolves to {where}: a name"
+                    " the catalog gave a table resolves to that table's location (registration is no rename)",
+                )
+            # Only a refusal of the contract (a CatalogError) says the call did nothing: another failure
+            # (a transport's, a timeout) leaves its outcome unknown.
+            if isinstance(outcome.error, CatalogError) and now is not None:
+                raise Violation(
+                    "CAT-RESOLVE-LOCATION",
+                    f"a registration of table {st.table_id} as {name!r}, racing {REGISTRANTS - 1} others of it under"
+                    f" other names, was refused, yet {name!r} resolves to table {now.table_id}: a refused call"
+                    " changes nothing",
+                )

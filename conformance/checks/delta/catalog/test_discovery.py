@@ -21,7 +21,7 @@ from conformance.contract.delta import (
 )
 from conformance.observe.recording import RecordingCatalog
 from conformance.observe.transcript import Transcript
-from conformance.report.outcomes import not_applicable
+from conformance.report.outcomes import PremiseBroken, not_applicable
 from conformance.run_context import RunContext
 from reference_impl.delta.log_paths import delta_uri, log_dir
 
@@ -191,19 +191,55 @@ class _Locations:
         assert st.table_id not in self.ids, f"the table id {st.table_id} was handed out twice"
         self.ids.add(st.table_id)
         self.handed[loc] = f"table {st.table_id}, {ends}"
+        # The run's record too: a later check given this location again is told so (its premise), and the
+        # restart check judges locations after the restart against it.
+        self.driver.locations.setdefault(loc, st.table_id)
         return st
+
+
+def _drop_for_reuse(catalog: RecordingCatalog, driver: CatalogDriver, name: str, table_id: str) -> bool:
+    """Drop the table named ``name`` (table ``table_id``); False when the catalog offers no drop (a MAY:
+    verified that the name still resolves to its table). Any other refusal is CAT-DROP's to judge."""
+    try:
+        catalog.drop_table(name)
+    except NotSupported:
+        now = resolved(driver, name)
+        if now is None or now.table_id != table_id:
+            raise PremiseBroken(f"a drop of {name!r} refused as unsupported, yet the name changed") from None
+        return False
+    except CatalogError as e:
+        raise PremiseBroken(f"dropping {name!r}, a registered table (judged by CAT-DROP)") from e
+    return True
+
+
+def _name(driver: CatalogDriver, st: StagingTable, name: str) -> None:
+    """Write version 0 of staging table ``st`` and register it as ``name``: a premise."""
+    with premise(f"registering {name!r}"):
+        driver.storage.put(delta_uri(st.location, 0), version0(st.table_id), if_absent=True)
+        driver.catalog.register_table(name, st.table_id)
 
 
 @pytest.mark.req("CAT-STAGING-UNIQUE")
 def test_staging_locations_are_unique(
-    driver: CatalogDriver, table_name: str, table_locations: dict[str, str], seed: int
+    catalog: RecordingCatalog,
+    driver: CatalogDriver,
+    transcript: Transcript,
+    table_name: str,
+    table_locations: dict[str, str],
+    seed: int,
 ) -> None:
     """RFC "Creating and Dropping" phase 1: each creation gets a location of its own, over the whole
     run, however the creations before it ended: registered, refused at registration (the name taken,
     or version 0 missing), or abandoned after version 0 was written. A catalog that hands a location
     back to a pool, or reuses the folder of a creation it takes for dead, gives a later creation a
     location with another table's version 0 in it. Every creation is judged against every location
-    handed out before it, the suite's tables of the run included."""
+    handed out before it, the suite's tables of the run included.
+
+    Then creations interleaved with drops, where the catalog offers them: the RFC's drop is a soft one
+    (the name goes, the files stay), so a location numbered from the tables the catalog still holds (a
+    count, or the highest live number, which a drop lowers) or handed back when its table is dropped
+    goes to a later creation, onto a live table's, a dropped table's or a creation in flight's files.
+    The oldest registered table is dropped first, then a new one under its name, the newest of all."""
     pool = _Locations(driver, dict(table_locations))
     kept = pool.stage("registered")
     driver.storage.put(delta_uri(kept.location, 0), version0(kept.table_id), if_absent=True)
@@ -219,6 +255,18 @@ def test_staging_locations_are_unique(
                 driver.catalog.register_table(table_name if how == ends[0] else f"{table_name}_no_v0", st.table_id)
     for _ in range(3):
         pool.stage("the last created")
+    in_flight = pool.stage("in flight through the drops (version 0 written, not named)")
+    driver.storage.put(delta_uri(in_flight.location, 0), version0(in_flight.table_id), if_absent=True)
+    if not _drop_for_reuse(catalog, driver, table_name, kept.table_id):
+        transcript.notes["drops"] = "not judged: the catalog offers no drop (verified: the name still resolves)"
+        return
+    _name(driver, pool.stage(f"registered after {table_name!r} was dropped"), f"{table_name}_after_drop")
+    again = pool.stage(f"registered under the dropped name {table_name!r}, then dropped")
+    _name(driver, again, table_name)
+    if not _drop_for_reuse(catalog, driver, table_name, again.table_id):
+        raise PremiseBroken(f"a second drop of {table_name!r} (its new table, the newest created) was unsupported")
+    for _ in range(2):
+        pool.stage("created after two drops")
 
 
 @pytest.mark.req("CAT-MAINTENANCE-POLICY")
@@ -439,3 +487,81 @@ def test_a_registration_refused_or_of_a_taken_name_changes_no_name(
             f"{free!r} registered once its version 0 existed resolves to"
             f" {'nothing' if got is None else f'table {got.table_id}'}, not to {pending.table_id}"
         )
+
+
+def _register_again(driver: CatalogDriver, names: dict[str, TableInfo], what: str, name: str, table_id: str) -> None:
+    """One registration of ``table_id`` under ``name`` (``what`` says which kind of id and name), judged by
+    what it leaves: every name in ``names`` (each as it resolved before) resolves to the same table and
+    location; a refused registration leaves a free ``name`` unresolved; an acknowledged one gives ``name``
+    to ``table_id``'s table (which then joins ``names``). Neither a refusal nor an acknowledgement is
+    charged by itself: the contract names staged tables only, and a catalog may take a retry (an id
+    registered again under its own name) or a second name for a table."""
+    try:
+        driver.catalog.register_table(name, table_id)
+        acknowledged = True
+    except CatalogError:
+        acknowledged = False
+    answer = "acknowledged" if acknowledged else "refused"
+    for known, was in names.items():
+        now = resolved(driver, known)
+        if now is None or (now.table_id, now.location.rstrip("/")) != (was.table_id, was.location.rstrip("/")):
+            where = "nothing" if now is None else f"table {now.table_id} at {now.location}"
+            pytest.fail(
+                f"a registration of {what} ({table_id} as {name!r}) was {answer}; the name {known!r}, which"
+                f" resolved to table {was.table_id} at {was.location} before it, now resolves to {where}: RFC"
+                " 'Table Discovery', a name resolves to its own table's location until it is dropped, and"
+                " registering an id names a staged table, it does not take a name from one"
+            )
+    if name in names:
+        return
+    now = resolved(driver, name)
+    if acknowledged:
+        assert now is not None and now.table_id == table_id, (
+            f"a registration of {what} ({table_id} as {name!r}) was acknowledged, yet the name resolves to"
+            f" {'nothing' if now is None else f'table {now.table_id}'}: an acknowledged name resolves to its table"
+        )
+        names[name] = now
+        return
+    assert now is None, (
+        f"a registration of {what} ({table_id} as {name!r}) was refused, yet the name resolves to table"
+        f" {now.table_id} at {now.location}: a refused call changes nothing"
+    )
+
+
+@pytest.mark.req("CAT-RESOLVE-LOCATION")
+def test_registrations_of_ids_already_named_or_dropped_change_no_name(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    """RFC "Creating and Dropping" (phase 3 names a *staged* table) and "Table Discovery" (a name resolves
+    to its table's location): registration is not a rename. An id already named is registered again under
+    its own name (a retry whose answer was lost), under a free name, under another table's name; an id
+    still staged under a taken name; where the catalog drops, a dropped table's id under a free name and
+    under its old name once a new table holds it. After each attempt every name resolves as before it
+    (``_register_again``). A catalog that renames by id (its update not limited to unnamed ids), or that
+    releases the old name before it finds the id registered, leaves a table's readers without it."""
+    first = driver.new_table(table_name)
+    driver.commit_range(first, 1, 1)
+    other_name = f"{table_name}_other"
+    other = driver.new_table(other_name)
+    with premise("resolving the tables just registered"):
+        names = {n: catalog.resolve(n) for n in (table_name, other_name)}
+    _register_again(driver, names, "an id already named, under its own name", table_name, first.table_id)
+    _register_again(driver, names, "an id already named, under a free name", f"{table_name}_again", first.table_id)
+    _register_again(driver, names, "an id already named, under another table's name", other_name, first.table_id)
+    _register_again(driver, names, "an id already named, under another table's name", table_name, other.table_id)
+    with premise("reserving a staging table and writing its version 0"):
+        in_flight = catalog.create_staging_table()
+        driver.storage.put(delta_uri(in_flight.location, 0), version0(in_flight.table_id), if_absent=True)
+    _register_again(driver, names, "a staged id in flight, under a taken name", table_name, in_flight.table_id)
+    gone_name = f"{table_name}_gone"
+    gone = driver.new_table(gone_name)
+    if not _drop_for_reuse(catalog, driver, gone_name, gone.table_id):
+        return  # dropping is the catalog's to offer (a MAY)
+    _register_again(driver, names, "a dropped table's id, under a free name", f"{table_name}_revived", gone.table_id)
+    driver.new_table(gone_name)
+    with premise(f"resolving {gone_name!r}, given to a new table after the drop"):
+        names[gone_name] = catalog.resolve(gone_name)
+    _register_again(driver, names, "a dropped table's id, under its old name now taken", gone_name, gone.table_id)
+    # The creation in flight throughout, whose first attempt took a taken name, is named as if none happened.
+    with premise(f"registering the creation in flight {in_flight.table_id} under a free name"):
+        catalog.register_table(f"{table_name}_in_flight", in_flight.table_id)

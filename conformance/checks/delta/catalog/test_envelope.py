@@ -39,6 +39,7 @@ from conformance.checks.delta.catalog.envelope import (
     sized_name,
     staging,
     wide_name,
+    widths,
 )
 from conformance.contract.delta import CatalogError, NotSupported, StagingTable
 from conformance.contract.target import declared_limits
@@ -76,12 +77,13 @@ def test_table_names_at_and_one_past_the_length_limit(
         named[name] = staged
     for name, staged in named.items():
         own_table(catalog, name, staged)
-    # The limit counts characters, whatever the script: a catalog that measures UTF-8 bytes refuses a
-    # name at the limit once it holds a letter outside ASCII. Only letters the catalog accepts in a short
-    # name are tried (its naming rules are its own; the limit is about length).
+    # The limit counts characters, whatever the script: a catalog that measures UTF-8 bytes or UTF-16
+    # code units refuses a name at the limit once it holds a wide letter (envelope.WIDE_LETTERS), one
+    # that counts letters on screen accepts one past it in combining sequences. Only letters the
+    # catalog accepts in a short name are tried (its naming rules are its own; the limit is length).
     letters = accepted_letters(catalog, driver, key)
     transcript.notes["non-ascii names"] = (
-        f"accepted in short names, tried at the limit: {', '.join(letters)}"
+        f"accepted in short names, tried at the limit and one past it: {', '.join(map(repr, letters))}"
         if letters
         else "every short name with a letter outside ASCII refused (cleanly): the limit not judged for them"
     )
@@ -90,10 +92,7 @@ def test_table_names_at_and_one_past_the_length_limit(
         try:
             catalog.register_table(name, staged.table_id)
         except CatalogError as e:
-            why = (
-                f"{limit}; {shown(name)} is at it, {len(name.encode())} bytes in UTF-8, and the catalog accepts"
-                f" {letter!r} in a short name"
-            )
+            why = f"{limit}; {shown(name)} is at it ({widths(name)}); the catalog accepts {letter!r} in short names"
             refused_name_changed_nothing(catalog, name, e, staged, why)
             if limit.declared:
                 raise Violation(
@@ -108,19 +107,21 @@ def test_table_names_at_and_one_past_the_length_limit(
         own_table(catalog, name, staged)
     if limit.past is None:
         return
-    longer = sized_name(key, limit.past, "c")
-    staged = staging(driver)
-    try:
-        catalog.register_table(longer, staged.table_id)
-    except Exception as e:  # judged: a clean refusal that changed nothing
-        refused_name_changed_nothing(catalog, longer, e, staged, f"{limit}; one past it")
-    else:
+    # One past it in ASCII and in every wide letter accepted at it: a catalog that counts a combining
+    # sequence as one letter (or anything shorter than characters) takes a name one past the limit.
+    for longer in (sized_name(key, limit.past, "c"), *(wide_name(key, limit.past, letter) for letter in letters)):
+        staged = staging(driver)
+        try:
+            catalog.register_table(longer, staged.table_id)
+        except Exception as e:  # judged: a clean refusal that changed nothing
+            refused_name_changed_nothing(catalog, longer, e, staged, f"{limit}; {shown(longer)} is one past it")
+            continue
         own_table(catalog, longer, staged)
         if limit.declared:
             raise Violation(
                 "CAT-LIMIT-DECLARED",
-                f"{limit}, yet a name of {limit.past} characters was accepted: the declared limit is not the"
-                " catalog's (it must refuse one past it)",
+                f"{limit}, yet {shown(longer)} ({widths(longer)}) was accepted: the declared limit is not the"
+                " catalog's (it counts characters, whatever the script, and must refuse one past it)",
             )
     for name, staged in named.items():  # the names at the limit are untouched by the longer one
         own_table(catalog, name, staged)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, ict_of, premise
-from conformance.contract.delta import CommitConflict, InvalidRequest, TableInfo
+from conformance.contract.delta import CatalogError, CommitConflict, InvalidRequest, NotSupported, TableInfo
 from conformance.observe.recording import RecordingCatalog
+from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import PremiseBroken, Violation
 from reference_impl.delta.log_paths import delta_uri
 
@@ -140,13 +141,40 @@ def _served_alone(catalog: RecordingCatalog, table_id: str, version: int) -> boo
 
 
 @pytest.mark.req("CAT-LIST-LATEST")
-def test_listing_carries_latest_version(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
+def test_listing_carries_latest_version(
+    catalog: RecordingCatalog, driver: CatalogDriver, transcript: Transcript, table_name: str
+) -> None:
+    """A new table's latest version is 0, then the latest ratified; a narrow range does not hide it. Last,
+    where the catalog offers drops (a MAY), the table at v3 is dropped and a new table created under its
+    name (RFC "Creating and Dropping": a creation makes a new table, whose first version is 0): a catalog
+    that keeps the latest version in the name's record hands the new table the dropped one's versions."""
     table = driver.new_table(table_name)
     assert catalog.get_commits(table.table_id).latest_version == 0, "a new table's latest version is 0"
     driver.commit_range(table, 1, 3)
     latest = catalog.get_commits(table.table_id).latest_version
     assert latest == 3, f"after v1-v3 were ratified the listing says the latest version is {latest}, not 3"
     assert catalog.get_commits(table.table_id, 1, 1).latest_version == 3, "a narrow range hid the latest version"
+    try:
+        catalog.drop_table(table_name)
+    except NotSupported:
+        with premise("a drop refused as unsupported leaves the name"):
+            assert catalog.resolve(table_name).table_id == table.table_id, (
+                "drop refused as unsupported, yet the name changed"
+            )
+        transcript.notes["drops"] = "not judged: the catalog offers no drop (verified: the name still resolves)"
+        return
+    except CatalogError as e:
+        raise PremiseBroken(f"dropping {table_name!r}, a registered table (judged by CAT-DROP)") from e
+    again = driver.new_table(table_name)
+    fresh = catalog.get_commits(again.table_id)
+    above = [c.version for c in fresh.commits if c.version > 0]
+    assert fresh.latest_version == 0 and not above, (
+        f"a table created under the name {table_name!r} of a dropped table at v3 lists latest version"
+        f" {fresh.latest_version} with commits {above}: a new table's latest version is 0, and it has no commit yet"
+    )
+    driver.commit_range(again, 1, 1)
+    latest = catalog.get_commits(again.table_id).latest_version
+    assert latest == 1, f"after v1 of the new table under a dropped name was ratified, its latest version says {latest}"
 
 
 @pytest.mark.req("CAT-LIST-LATEST")

@@ -13,6 +13,7 @@ import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, premise
 from conformance.checks.delta.catalog.names_forms import spelled_names
+from conformance.checks.delta.catalog.staged_paths import propose_spelled
 from conformance.contract.delta import (
     Catalog,
     CatalogError,
@@ -128,6 +129,17 @@ def _reused_name(driver: CatalogDriver, name: str) -> list[str]:
     return [name]
 
 
+def _newest_dropped(driver: CatalogDriver, name: str) -> None:
+    """Create a table named ``name`` and drop it where the catalog offers drops (a MAY; not judged here):
+    the newest table of the run when the catalog restarts. Its location stays in the run's record
+    (``driver.locations``), so the locations handed out after the restart are judged against it."""
+    driver.new_table(name)
+    if not isinstance(driver.catalog, DroppingCatalog):
+        return
+    with premise(f"dropping {name!r}, the newest table"), contextlib.suppress(NotSupported):
+        driver.catalog.drop_table(name)
+
+
 def _resolved(catalog: Catalog, name: str) -> TableInfo | None:
     try:
         return catalog.resolve(name)
@@ -220,7 +232,15 @@ def test_ratified_commits_survive_a_restart(
     if lower in resolved and resolved[lower].table_id == resolved[upper].table_id:
         del resolved[lower]
     inline, inline_content = _inline_v1(driver, f"{table_name}_inline")
-    served = {t.table_id: _served_before(driver.catalog, t) for t in (done, long, inline)}
+    # Staged names under upper- and mixed-case UUIDs, valid spellings (staged_paths.uuid_spellings): a
+    # catalog whose persistent record keeps the UUID (a UUID column) or the name case-folded, and the
+    # exact name only in memory, serves another file only after a restart.
+    cased = driver.new_table(f"{table_name}_cased")
+    cased_last = max(propose_spelled(driver, cased, 1)[0])
+    served = {t.table_id: _served_before(driver.catalog, t) for t in (done, long, inline, cased)}
+    # RFC "Creating and Dropping": a soft drop leaves the table's files. A catalog that numbers its
+    # locations from the tables it holds when it starts gives the newest, dropped, table's location out again.
+    _newest_dropped(driver, f"{table_name}_dropped_last")
     before = dict(table_locations)
     restarted = RecordingCatalog(
         restart_target_catalog(lakecert), transcript, under_test=True, call_s=lakecert.config.settings.deadlines.call_s
@@ -242,6 +262,7 @@ def test_ratified_commits_survive_a_restart(
                 " restarts too",
             )
         _survived(restarted, driver.storage, inline, served[inline.table_id], 1, 0)
+    _survived(restarted, driver.storage, cased, served[cased.table_id], cased_last, 0)
     # Every name still resolves to its own table: a name index rebuilt at start-up (case-folded,
     # normalised) sends one of two names to the other's table, where its readers and writers then go.
     for name, was in resolved.items():

@@ -9,13 +9,19 @@ change nothing (the next well-formed proposal is still the next version).
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, new_uuid, premise
 from conformance.checks.delta.catalog.staged_paths import folder_misses, name_misses
 from conformance.contract.delta import CatalogError, CommitConflict, TableInfo
+from conformance.contract.target import restart_hook
+from conformance.nemesis import restart_target_catalog
 from conformance.observe.recording import RecordingCatalog
+from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import Violation, not_applicable
+from conformance.run_context import RunContext
 from reference_impl.delta import log_paths as P
 
 
@@ -123,6 +129,64 @@ def test_staged_file_of_another_version_is_refused(
     _unchanged(catalog, driver, table, reported, 10, "a staged file of another version")
 
 
+def _ratified_file_elsewhere(
+    catalog: RecordingCatalog, table: TableInfo, files: dict[int, str], latest: int, when: str
+) -> None:
+    """Each ratified staged file proposed again for a version other than its own: the next free one,
+    a far one, the one before its own and the latest (taken). RFC "Delta Log Entries" (note on staged
+    versions): a staged file is a commit attempt for the version its name carries and may be ratified
+    as that version only. A second delivery at its own version may be acknowledged (docs/certify.md);
+    at any other version an acknowledgement tells the writer its commit holds a version that holds
+    nothing of it (or another writer's commit): it must be refused (a conflict, for a taken version)
+    and change nothing."""
+    for own, uri in sorted(files.items()):
+        for proposed in sorted({latest + 1, latest + 2, latest + 7, own + 1, own - 1, latest} - {own, 0}):
+            what = f"{_name(uri)}, ratified as v{own}, proposed again as v{proposed} {when}"
+            error = _refused(catalog, table, proposed, uri)
+            resp = catalog.get_commits(table.table_id)
+            if error is None:
+                raise Violation(
+                    "CAT-STAGED-VERSION",
+                    f"{what} was acknowledged (latest v{resp.latest_version}): only a second delivery at its own"
+                    " version may be; at any other version it must be refused",
+                )
+            served = {c.version: c.staged_uri for c in resp.commits}
+            moved = resp.latest_version != latest
+            if moved or (proposed > latest and proposed in served) or (proposed in served and served[proposed] == uri):
+                raise Violation(
+                    "CAT-STAGED-VERSION",
+                    f"{what} was refused ({type(error).__name__}), yet the latest is v{resp.latest_version} and the"
+                    f" listing holds {sorted(served)}: a refused proposal changes nothing",
+                )
+
+
+@pytest.mark.req("CAT-STAGED-VERSION")
+def test_ratified_staged_file_is_refused_at_another_version(
+    lakecert: RunContext, catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, transcript: Transcript
+) -> None:
+    # A writer that reuses its staged file after a conflict, or a late retry after the table moved on,
+    # proposes a file the catalog already ratified: a catalog that recognises "already ratified" by the
+    # file alone, without its version, acknowledges it at any version. Judged while the file is stored
+    # unpublished, once it is published (a catalog may drop it then), and after a restart.
+    table = driver.new_table(table_name)
+    files = driver.commit_range(table, 1, 6)
+    _ratified_file_elsewhere(catalog, table, {v: files[v] for v in (1, 5, 6)}, 6, "while unpublished")
+    with premise("publishing v1-v5 and recording publication up to v5"):
+        driver.publish(table, 5)
+    _ratified_file_elsewhere(catalog, table, {v: files[v] for v in (1, 5, 6)}, 6, "after v1-v5 were published")
+    if restart_hook(lakecert.target) is not None:
+        restarted = RecordingCatalog(
+            restart_target_catalog(lakecert),
+            transcript,
+            under_test=True,
+            call_s=lakecert.config.settings.deadlines.call_s,
+        )
+        _ratified_file_elsewhere(restarted, table, {v: files[v] for v in (5, 6)}, 6, "after a restart")
+        catalog = restarted
+        driver = CatalogDriver(restarted, driver.storage, published=driver.published, locations=driver.locations)
+    _unchanged(catalog, driver, table, 6, 7, "a ratified staged file proposed again at another version")
+
+
 @pytest.mark.req("CAT-STAGED-IN-TABLE")
 def test_staged_file_outside_the_staging_folder_is_refused(
     catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
@@ -194,13 +258,12 @@ def test_staged_file_without_its_uuid_is_refused(
     # characters around the name, written into it as a line-reading writer would).
     for miss in name_misses(table.location, 3, new_uuid()):
         uri = miss.uri
+        # A storage that cannot hold this name (moto's S3 refuses a key with a line end, where a
+        # well-formed name was written above) gets it proposed unwritten: a refusal is still the only
+        # right answer, and a catalog that checks the name loosely still ratifies it.
         if miss.writable:
-            try:
+            with contextlib.suppress(Exception):
                 driver.storage.put(uri, content)
-            except Exception:
-                # The run's storage cannot hold this name (moto's S3 refuses a key with a line end, where
-                # a well-formed name was written above): no catalog over this storage can meet it.
-                continue
         _refused(catalog, table, 3, uri)
         listed = driver.listing(table)
         assert 3 not in listed, (

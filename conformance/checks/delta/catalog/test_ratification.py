@@ -6,8 +6,8 @@ from functools import partial
 
 import pytest
 
-from conformance.checks.delta.builders import CatalogDriver, ict_of, premise
-from conformance.contract.delta import CatalogError, CommitConflict
+from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, premise
+from conformance.contract.delta import CatalogError, CommitConflict, TableInfo
 from conformance.observe.recording import RecordingCatalog
 from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import PremiseBroken, Violation, not_applicable
@@ -147,37 +147,28 @@ def test_refused_proposals_carrying_a_publication_mark_change_nothing(
         assert latest == 14 and not missing, f"latest v{latest}, unpublished commits not listed: {missing}"
     # (proposed version, mark carried, rule a change breaks): two gaps, one carrying a mark between the
     # true mark and the latest, one a mark between the latest and itself; then a taken version.
-    refusals = ((16, 10, "CAT-RATIFY-SEQUENTIAL"), (17, 15, "CAT-RATIFY-SEQUENTIAL"), (12, 9, "CAT-RETAIN-UNPUBLISHED"))
-    for version, mark, rule in refusals:
-        what = f"the {'gap' if version > latest else 'taken'} proposal of v{version} carrying mark v{mark}"
-        rival = driver.stage(table, version)
-        try:
-            catalog.commit(
-                table.table_id,
-                version,
-                staged_uri=rival,
-                in_commit_timestamp=ict_of(version),
-                latest_published_version=mark,
-            )
-        except CatalogError:
-            pass
-        else:
-            kind = "over a gap" if version > latest else "a second time"
-            raise Violation(
-                "CAT-RATIFY-SEQUENTIAL" if version > latest else "CAT-RATIFY-ONCE",
-                f"{what} was ratified {kind} (latest v{latest}); it must be refused",
-            )
-        now, after = _stored(catalog, table.table_id)
-        changed = _changed(catalog, table.table_id, after, unpublished)
-        effects = [f"the latest version went from v{latest} to v{now}"] if now != latest else []
-        effects += [f"unpublished {', '.join(f'v{v}' for v in changed)} vanished or changed"] if changed else []
-        effects += [f"v{version} is listed with the refused file"] if after.get(version) == rival else []
-        if effects:
-            raise Violation(
-                rule,
-                f"{what} was refused, yet {' and '.join(effects)} (listed: {sorted(after)}): a refused proposal"
-                " changes nothing, and the publication mark it carries is not applied",
-            )
+    refusals: list[tuple[int, int | None, str]] = [
+        (16, 10, "CAT-RATIFY-SEQUENTIAL"),
+        (17, 15, "CAT-RATIFY-SEQUENTIAL"),
+        (12, 9, "CAT-RETAIN-UNPUBLISHED"),
+    ]
+    # Then every combination of the optional fields a proposal carries (conformance/contract/delta.py):
+    # gaps of 2, 3 and 10 past the latest and taken versions, each carrying no mark, marks below, at and
+    # above the true mark and the latest, and marks next to the proposed version (v-1: "everything
+    # before me is published", which a catalog may take for RFC option 3's PUT-if-absent and ratify
+    # over the gap; v and v+1: impossible); in staged and inline form, with and without an in-commit
+    # timestamp (each combination in one of the forms, in turn). The RFC ("Commit Protocol") judges the
+    # proposal alone: a gap is refused, a taken version conflicts, whatever it carries.
+    for version in (latest + 2, latest + 3, latest + 10, 12):
+        marks: list[int | None] = [None, 3, 7, 10, latest, latest + 1, version - 1, version, version + 1]
+        refusals += [(version, mark, "") for mark in dict.fromkeys(marks)]
+    every_form = ((False, True), (True, True), (False, False), (True, False))  # (inline, with an ICT)
+    for i, (version, mark, rule) in enumerate(refusals):
+        # Each combination in one form, in turn (the check stays fast); a gap carrying v-1 in every form.
+        forms = every_form if rule == "" and mark == version - 1 > latest else (every_form[i % 4],)
+        rule = rule or ("CAT-RATIFY-SEQUENTIAL" if version > latest else "CAT-RETAIN-UNPUBLISHED")
+        for inline, ict in forms:
+            _refused_with_mark(catalog, driver, table, latest, unpublished, version, mark, rule, inline, ict)
     # The next versions are still free, and a mark kept from the refused v17 (v15) drops nothing later.
     with premise("ratifying the well-formed v15 and v16 after the refusals"):
         staged |= driver.commit_range(table, 15, 16)
@@ -188,4 +179,55 @@ def test_refused_proposals_carrying_a_publication_mark_change_nothing(
             "CAT-RATIFY-SEQUENTIAL",
             f"after refused proposals carrying marks v10, v15 and v9, the unpublished {changed} are gone once v15-v16"
             f" were ratified (listed: {sorted(after)}): a refused proposal changes nothing, its mark included",
+        )
+
+
+def _refused_with_mark(
+    catalog: RecordingCatalog,
+    driver: CatalogDriver,
+    table: TableInfo,
+    latest: int,
+    unpublished: dict[int, str],
+    version: int,
+    mark: int | None,
+    rule: str,
+    inline: bool,
+    ict: bool,
+) -> None:
+    """Propose ``version`` (a gap or a taken version) carrying ``mark``: it must be refused (a conflict,
+    for a taken one) and change nothing: the latest, every unpublished commit, the mark not applied."""
+    form = f"{'inline' if inline else 'staged'}, {'with' if ict else 'without'} an in-commit timestamp"
+    what = f"the {'gap' if version > latest else 'taken'} proposal of v{version} carrying mark v{mark} ({form})"
+    rival = None if inline else driver.stage(table, version)
+    content = LogBuilder(driver.storage, table.location).data_commit(version) if inline else None
+    try:
+        catalog.commit(
+            table.table_id,
+            version,
+            staged_uri=rival,
+            inline_content=content,
+            in_commit_timestamp=ict_of(version) if ict else None,
+            latest_published_version=mark,
+        )
+    except CatalogError:
+        pass
+    else:
+        kind = "over a gap" if version > latest else "a second time"
+        raise Violation(
+            "CAT-RATIFY-SEQUENTIAL" if version > latest else "CAT-RATIFY-ONCE",
+            f"{what} was ratified {kind} (latest v{latest}); it must be refused",
+        )
+    now, after = _stored(catalog, table.table_id)
+    changed = _changed(catalog, table.table_id, after, unpublished)
+    effects = [f"the latest version went from v{latest} to v{now}"] if now != latest else []
+    effects += [f"unpublished {', '.join(f'v{v}' for v in changed)} vanished or changed"] if changed else []
+    effects += (
+        [f"v{version} is listed with the refused file"] if rival is not None and after.get(version) == rival else []
+    )
+    effects += [f"v{version} is listed"] if version > latest and version in after else []
+    if effects:
+        raise Violation(
+            rule,
+            f"{what} was refused, yet {' and '.join(effects)} (listed: {sorted(after)}): a refused proposal"
+            " changes nothing, and the publication mark it carries is not applied",
         )

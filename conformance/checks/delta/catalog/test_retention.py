@@ -3,23 +3,46 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
 import pytest
 
-from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, premise
-from conformance.checks.delta.catalog.inline_shapes import SHAPES
-from conformance.contract.delta import CatalogError, NotSupported
+from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_ms_of, ict_of, premise, when
+from conformance.checks.delta.catalog.envelope import refusal_changed_nothing
+from conformance.checks.delta.catalog.inline_shapes import SHAPES, compact
+from conformance.checks.delta.catalog.staged_paths import propose_spelled
+from conformance.contract.delta import CatalogError, NotSupported, TableInfo
 from conformance.observe.recording import RecordingCatalog
+from conformance.observe.transcript import Transcript
 from conformance.report.outcomes import PremiseBroken, Violation, not_applicable
 
 
 @pytest.mark.req("CAT-RETAIN-UNPUBLISHED")
-def test_unpublished_commits_stay_unchanged(catalog: RecordingCatalog, driver: CatalogDriver, table_name: str) -> None:
+def test_unpublished_commits_stay_unchanged(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str, transcript: Transcript
+) -> None:
+    """RFC "Terminology - Commits": a ratified staged commit is its location, stored and served as
+    proposed until published. v1-v3 are staged as ``str(uuid4())`` names them; the next versions under
+    the other spellings of a UUID (staged_paths.uuid_spellings: upper and mixed case), which name other
+    objects on a case-sensitive store: a catalog that keeps the UUID (a UUID column) or the name
+    case-folded serves a file that does not exist. A catalog may refuse those spellings (then the
+    version is staged again in lower case): refused, no other name is served."""
     table = driver.new_table(table_name)
     first = driver.commit_range(table, 1, 3)
+    ratified, spelled = propose_spelled(driver, table, 4)
+    first |= ratified
+    transcript.notes["spellings"] = f"ratified under a spelled UUID: {spelled} (others refused, staged again)"
     before = driver.listing(table)
+    for version, what in spelled.items():
+        if before.get(version) != first[version]:
+            raise Violation(
+                "CAT-RETAIN-UNPUBLISHED",
+                f"v{version}, staged at {first[version]} (a {what} UUID) and ratified, is served as"
+                f" {before.get(version)!r}: another object on a case-sensitive store; a ratified staged commit"
+                " is served at exactly the location proposed",
+            )
     assert before == first, f"right after ratification the catalog serves {before}, not {first}"
-    driver.commit_range(table, 4, 6)
+    driver.commit_range(table, len(first) + 1, len(first) + 3)
     after = driver.listing(table)
     for version, uri in first.items():
         assert after.get(version) == uri, f"unpublished v{version} changed or vanished: {after.get(version)}"
@@ -88,6 +111,11 @@ def test_proposal_claiming_its_own_publication_forgets_nothing(
     assert _still_listed(catalog, table.table_id, 3), "v3 was dropped at once: its proposal claimed it published"
 
 
+# The inline shapes proposed on one table after v1 and v2: 10 unpublished commits, a cap a catalog may
+# have (the served reference's), so that no shape is refused for the count; the others go to another table.
+SHAPES_PER_TABLE = 8
+
+
 # Hosting inline commits is a MAY; once a catalog accepts one, the commit is ratified and binds the
 # catalog by the MUST of CAT-RETAIN-UNPUBLISHED: served unchanged until published (issue 18).
 @pytest.mark.req("CAT-INLINE-COMMITS", "CAT-RETAIN-UNPUBLISHED")
@@ -109,11 +137,16 @@ def test_inline_content_is_served_byte_for_byte(
         catalog.commit(table.table_id, 2, inline_content=second, in_commit_timestamp=ict_of(2))
     # v3 on: every shape of inline_shapes.py but the long one (a cap on actions is the catalog's right),
     # among them raw U+0085/U+2028/U+2029 inside a string and CR LF line ends, which a store that keeps
-    # content as lines (split with a Unicode line splitter, or read with universal newlines) changes.
-    shaped = {3 + i: SHAPES[shape](3 + i, ict_of(3 + i)) for i, shape in enumerate(s for s in SHAPES if s != "many")}
-    for version, body in shaped.items():
-        with premise(f"ratifying inline v{version} after inline v{version - 1}"):
-            catalog.commit(table.table_id, version, inline_content=body, in_commit_timestamp=ict_of(version))
+    # content as lines (split with a Unicode line splitter, or read with universal newlines) changes, and
+    # text a Unicode normalisation or a cleaning step changes. At most SHAPES_PER_TABLE on one table (a
+    # catalog may cap unpublished commits: 10 with v1 and v2), the others from v1 of a second table.
+    shapes = [s for s in SHAPES if s != "many"]
+    second_table = driver.new_table(f"{table_name}_shapes")
+    placed = [(table, 3 + i) for i in range(SHAPES_PER_TABLE)] + [(second_table, 1 + i) for i in range(len(shapes))]
+    shaped = [(on, v, SHAPES[s](v, ict_of(v))) for (on, v), s in zip(placed, shapes, strict=False)]
+    for on, version, body in shaped:
+        with premise(f"ratifying inline v{version} of {on.name} after inline v{version - 1}"):
+            catalog.commit(on.table_id, version, inline_content=body, in_commit_timestamp=ict_of(version))
     served = {c.version: c.inline_content for c in catalog.get_commits(table.table_id, 1).commits}
     if served.get(1) != content:
         raise Violation("CAT-RETAIN-UNPUBLISHED", f"ratified inline v1 served as {served.get(1)!r}, not as ratified")
@@ -123,11 +156,17 @@ def test_inline_content_is_served_byte_for_byte(
             f"ratified inline v2, whose commitInfo holds UTF-8 text, served as {served.get(2)!r}, not as the"
             f" {len(second)} bytes ratified: a ratified commit is served unchanged until published",
         )
-    for version, body in shaped.items():
-        if served.get(version) != body:
+    served_shapes = {
+        (on.table_id, c.version): c.inline_content
+        for on in (table, second_table)
+        for c in catalog.get_commits(on.table_id, 1).commits
+    }
+    for on, version, body in shaped:
+        got = served_shapes.get((on.table_id, version))
+        if got != body:
             raise Violation(
                 "CAT-RETAIN-UNPUBLISHED",
-                f"ratified inline v{version} served as {served.get(version)!r:.400}, not as the {len(body)} bytes"
+                f"ratified inline v{version} of {on.name} served as {got!r:.400}, not as the {len(body)} bytes"
                 f" ratified ({body!r:.400}): RFC 'Terminology - Commits', a ratified commit is served unchanged"
                 " until published, its line ends and raw characters included",
             )
@@ -175,3 +214,75 @@ def test_publication_mark_is_not_moved_over_files_that_are_not_the_ratified_comm
             f" version) is {'gone' if version not in alone else 'changed'} (listed: {sorted(listed)}): a commit"
             " is published only as a copy of the ratified one, and the catalog keeps it until then",
         )
+
+
+# In-commit timestamps a writer may propose, each from the one of the latest ratified commit (``prev``)
+# and the version proposed: equal, lower, far in the past, the epoch itself, past 2038 (int32 seconds)
+# and at the end of year 9999 (the last a date-time type holds, with a millisecond part that floating-
+# point seconds lose), between rising ones. The contract takes any in-commit timestamp of 0 or more.
+NON_RISING_ICTS: tuple[tuple[str, Callable[[int, int], int]], ...] = (
+    ("rising", lambda prev, v: ict_ms_of(v)),
+    ("equal to the previous commit's", lambda prev, v: prev),
+    ("1 ms below the previous commit's", lambda prev, v: prev - 1),
+    ("rising", lambda prev, v: prev + 1009),
+    ("a day below the previous commit's", lambda prev, v: prev - 86_400_000),
+    ("1 ms after the epoch", lambda prev, v: 1),
+    ("the epoch, 0", lambda prev, v: 0),
+    ("rising", lambda prev, v: prev + 1009),
+    ("past 2038 (2^31 s)", lambda prev, v: 2**31 * 1000 + 7),
+    ("the last millisecond of year 9999", lambda prev, v: 253_402_300_799_999),
+    ("back at the present", lambda prev, v: ict_ms_of(v)),
+    ("equal to the previous commit's", lambda prev, v: prev),
+)
+# Every INLINE_EACH-th of them is proposed inline, where the catalog hosts inline commits.
+INLINE_EACH = 3
+
+
+def _propose_with_ict(
+    catalog: RecordingCatalog, driver: CatalogDriver, table: TableInfo, version: int, ict: int, inline: bool
+) -> bool:
+    """Propose ``version`` with ``ict`` (in the commit and in the call), inline if ``inline``; staged if
+    not, or if the catalog hosts no inline commits. False when it answered that it hosts none."""
+    if inline:
+        try:
+            catalog.commit(table.table_id, version, inline_content=compact(version, ict), in_commit_timestamp=ict)
+            return True
+        except NotSupported:
+            pass  # a MAY (CAT-INLINE-COMMITS): proposed staged instead
+    catalog.commit(table.table_id, version, staged_uri=driver.stage(table, version, ict), in_commit_timestamp=ict)
+    return not inline  # staged because the catalog hosts no inline commits, or staged as asked
+
+
+@pytest.mark.req("CAT-RETAIN-UNPUBLISHED")
+def test_in_commit_timestamps_out_of_order_are_served_as_proposed_or_refused(
+    catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
+) -> None:
+    # PROTOCOL.md wants each in-commit timestamp above the previous commit's, and a catalog may reject
+    # an invalid commit (RFC "Catalog-managed Tables", motivation 1; "Terminology - Commits": a proposed
+    # commit is ratified or rejected), or one outside a policy of its own (docs/certify.md): any clean
+    # refusal that changes nothing passes. A proposal it ratifies, though, is stored unchanged until
+    # published ("Terminology - Commits"): a served timestamp is the one proposed (readers resolve time
+    # travel on unpublished commits by it, "Publishing Commits"), never one the catalog made "monotonic",
+    # clamped to its clock or took 0 for none. The other checks propose rising timestamps only.
+    table = driver.new_table(table_name)
+    proposed: dict[int, int] = {}  # version -> the in-commit timestamp of the ratified proposal
+    prev, inline = ict_of(0), True
+    for step, (what, ict_for) in enumerate(NON_RISING_ICTS):
+        version = len(proposed) + 1
+        ict = ict_for(prev, version)
+        try:
+            hosted = _propose_with_ict(catalog, driver, table, version, ict, inline and step % INLINE_EACH == 2)
+        except CatalogError as e:
+            refusal_changed_nothing(catalog, table, version, e, f"a proposal of v{version} with an ICT {what}")
+            continue
+        proposed[version], prev, inline = ict, ict, inline and hosted
+    served = {c.version: c.in_commit_timestamp for c in catalog.get_commits(table.table_id, 1).commits}
+    for version, ict in proposed.items():
+        got = served.get(version, ict)  # a commit left out is judged by the listing checks, not here
+        if got is not None and got != ict:
+            raise Violation(
+                "CAT-RETAIN-UNPUBLISHED",
+                f"v{version}, ratified with in-commit timestamp {when(ict)}, is served with {when(got)}"
+                f" (proposed in turn: {[when(t) for t in proposed.values()]}): a ratified commit is served as"
+                " ratified until published; a catalog may refuse a timestamp that is not rising, never rewrite it",
+            )

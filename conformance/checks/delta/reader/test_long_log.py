@@ -6,7 +6,9 @@ for the whole log reads small tables right and misses every published commit pas
 suite writes the table itself, everything published and the catalog holding nothing unpublished,
 with a checkpoint a few versions from the end: a correct reader reads the checkpoint and the commits
 after it (cheap even for an engine that pays per commit), and needs the listing past the first page
-to find either.
+to find either. Above the latest, two stray published commits (a filesystem writer's) sit in the
+second page too: a reader whose bound on the log comes from the listing (its newest file) rather than
+the catalog's latest reads them (RDR-IGNORE-ABOVE-LATEST), here where the latest is a large number.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from reference_impl.delta.checkpoint import write_checkpoint
 PAGE = 1000  # an S3 listing page
 LATEST = PAGE + 4  # 1005 commits, a checkpoint and _last_checkpoint: the page ends at v999
 CHECKPOINT = LATEST - 3  # past the page: a reader that stops at it finds neither checkpoint nor v1000-v1004
+STRAYS = (LATEST + 1, LATEST + 2)  # published above the catalog's latest, each adding a row "stray"
 
 
 def _empty_commit(version: int) -> bytes:
@@ -31,7 +34,7 @@ def _empty_commit(version: int) -> bytes:
     return A.encode_commit([A.commit_info_action(ict_of(version), new_uuid(), "SET TBLPROPERTIES")])
 
 
-@pytest.mark.req("RDR-LIST-FALLBACK")
+@pytest.mark.req("RDR-LIST-FALLBACK", "RDR-IGNORE-ABOVE-LATEST")
 def test_log_longer_than_a_listing_page_is_read_past_it(
     client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
 ) -> None:
@@ -47,6 +50,8 @@ def test_log_longer_than_a_listing_page_is_read_past_it(
         write_checkpoint(seeded.storage, seeded.location, CHECKPOINT, state)
         for version in range(CHECKPOINT + 1, LATEST + 1):
             seeded.publish(version, seeded.data_commit(version))
+        for version in STRAYS:
+            seeded.publish(version, seeded.data_commit(version, "stray"))
         ref_admin.import_table(table_name, seeded.location, LATEST, [], LATEST)  # nothing unpublished
     after = CHECKPOINT + 1
     reads: dict[str, tuple[int | None, int, list[dict[str, object]]]] = {
@@ -65,6 +70,12 @@ def test_log_longer_than_a_listing_page_is_read_past_it(
             )
         result = got.value
         assert result is not None, f"the read of {how} returned nothing, not the table"
+        if result.version > LATEST or any(r.get("value") == "stray" for r in result.rows):
+            raise Violation(
+                "RDR-IGNORE-ABOVE-LATEST",
+                f"a read of {how} gave v{result.version} with rows {result.rows}; the catalog's latest is"
+                f" v{LATEST}, and the commits v{STRAYS[0]}-v{STRAYS[-1]} published above it are not the table",
+            )
         if (result.version, result.rows) != (want_version, want_rows):
             raise Violation(
                 "RDR-LIST-FALLBACK",

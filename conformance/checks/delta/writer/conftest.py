@@ -8,7 +8,7 @@ from typing import Protocol
 
 import pytest
 
-from conformance.checks.delta.builders import premise
+from conformance.checks.delta.builders import non_ascii_value, premise
 from conformance.checks.delta.evidence import ratified_content, table_commits
 from conformance.contract.delta import Catalog, Storage, TableInfo
 from conformance.nemesis import NemesisCatalog
@@ -58,12 +58,15 @@ def written(
 
     Past version 9 on purpose: names padded wrongly, or versions sorted as text (10 before 9),
     only show with multi-digit versions (issue 18). The delete takes a row from each of five files:
-    a commit of many actions (a writer may stream those in another order than small ones)."""
+    a commit of many actions (a writer may stream those in another order than small ones). The values
+    are not ASCII (``NON_ASCII_VALUES``): a writer's string statistics bring them into its commits,
+    whose encoding ASCII data never tests."""
     # The checks judge the commits; that the writer can write them at all is their premise.
     with premise(f"the writer under test writing a table (create, {APPENDS} appends, a delete)"):
         client.create_table(table_name)
         for i in range(APPENDS):
-            client.append(table_name, [{"id": 10 * i + 1, "value": "a"}, {"id": 10 * i + 2, "value": "b"}])
+            rows = [{"id": 10 * i + k, "value": non_ascii_value(2 * i + k - 1)} for k in (1, 2)]
+            client.append(table_name, rows)
         client.delete(table_name, [1, 11, 21, 31, 41])
     info = ref_admin.resolve(table_name)
     ratified = ratified_content(transcript, suite_storage, info.table_id)

@@ -85,6 +85,7 @@ class HistoryNemesis:
             step = (publish, "another client published the table before the writer asked")
             self.nemesis.arm("commit", "lose", after=step)
         before = t.model.latest
+        events = h._step()  # this step's puts alone, judged as published copies below
         outcome = attempt(lambda: self.client.append(t.name, [mine]))
         if self.nemesis.calls == calls:
             self.reached = False  # the client reaches its catalog another way: no more faults
@@ -98,6 +99,20 @@ class HistoryNemesis:
         said = f"v{outcome.value}" if outcome.error is None else type(outcome.error).__name__
         what = f"client 3: append id {mine['id']} to {t.name} at v{before + 1}, {fault} ({', '.join(ran) or 'alone'})"
         h.log.step(f"{what} -> {said}")
+        h.judge_staged_names(what)  # the retry after a lost answer is named for its own version too
+        # Whatever the fault, every _delta_log/<v>.json the writer wrote holds the commit ratified at v: a
+        # writer that publishes its proposal before it knows the outcome publishes a loser's actions when the
+        # lost answer was a conflict ("lost conflict": the rival's commit holds v, unpublished). Judged before
+        # the versions are learnt: the catalog may have dropped v since, and the wrong file then stands for it.
+        for e in events.commits:
+            if e.args["table_id"] == t.info.table_id:
+                staged = e.args["staged_uri"]
+                with premise(f"reading the ratified commit of v{e.args['version']} of {t.name}"):
+                    t.ratified[e.args["version"]] = (
+                        e.args["inline_content"] if staged is None else h.storage.get(staged)
+                    )
+        h._judge_published_copies(t, events, what)
+        h.judge_publication_order(what)
         self._learn(h, t, before, mine, rival if "rival" in ran else None, outcome.value, what)
         if "publish" in ran:
             h.learn_published(t)

@@ -9,8 +9,9 @@ while ratified, unpublished commits sit above the newest published version:
   unpublished versions under a published version's name (RFC "Maintenance Operations on
   Catalog-managed Tables", WRT-CHECKPOINT-PUBLISHED).
 - ``compaction_fault``: a compaction of x..y holds the reconciled actions of exactly the commits x..y,
-  removes of files added before x included, and the range's last protocol and metaData (none when the
-  range has none) (PROTOCOL.md Log Compaction Files, WRT-COMPACTION-CONTENT).
+  removes of files added before x included, one action per file (a file added and removed in the
+  range only as its remove), and the range's last protocol and metaData (none when the range has
+  none) (PROTOCOL.md Log Compaction Files, WRT-COMPACTION-CONTENT).
 """
 
 from __future__ import annotations
@@ -105,6 +106,11 @@ def compaction_fault(storage: Storage, location: str, start: int, end: int, comm
     header = _header_fault(start, end, commits, body)
     if header is not None:
         return header
+    # The file's own shape before its replay: a replay in order (add, then remove) hides a file left
+    # both added and removed, which the reconciliation forbids.
+    shape = _unreconciled_files(start, end, body)
+    if shape is not None:
+        return shape
     got = {str(a[k]["path"]): k for a in body for k in ("add", "remove") if k in a}
     if got == expected:
         return None
@@ -114,6 +120,32 @@ def compaction_fault(storage: Storage, location: str, start: int, end: int, comm
         " added before it too)"
         if missing
         else ""
+    )
+
+
+def _unreconciled_files(start: int, end: int, body: Sequence[Action]) -> str | None:
+    """Why the compaction's file actions are not reconciled; None when they are.
+
+    PROTOCOL.md "Log Compaction Files" builds the file by "Action Reconciliation" of its commits, and
+    reconciled actions hold each logical file (its path: the suite writes no deletion vectors) once,
+    in the add collection or in the remove collection, never both: a file added and removed inside
+    the range is there as its remove only (the protocol's example keeps such tombstones). Readers may
+    apply a compaction's actions in any order, so a second action for a path leaves the file's state
+    undefined."""
+    kinds: dict[str, list[str]] = {}
+    for a in body:
+        for kind in ("add", "remove"):
+            if kind in a:
+                kinds.setdefault(str(a[kind]["path"]), []).append(kind)
+    repeated = {path: found for path, found in sorted(kinds.items()) if len(found) > 1}
+    if not repeated:
+        return None
+    shown = "; ".join(f"{path}: {' then '.join(found)}" for path, found in list(repeated.items())[:3])
+    more = f" (and {len(repeated) - 3} more)" if len(repeated) > 3 else ""
+    return (
+        f"the compaction of v{start}-v{end} holds {len(repeated)} file(s) more than once ({shown}{more}): its"
+        " actions must be the reconciliation of its commits, one action per file; a file added and removed"
+        " inside the range appears only as its remove"
     )
 
 

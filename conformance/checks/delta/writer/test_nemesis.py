@@ -23,7 +23,10 @@ from conformance.checks.delta.evidence import (
     Attempt,
     attempt,
     log_files,
+    misnamed_proposals,
     proposals,
+    published_unlike_ratified,
+    ratified_by_anyone,
     ratified_content,
     same_actions,
 )
@@ -222,7 +225,7 @@ def _rival_client(
     return ReferenceClient(catalog, storage, seed=seed + 2, inline=shape == "inline")
 
 
-@pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME")
+@pytest.mark.req("WRT-LOST-ANSWER-ONCE", "WRT-LOST-ANSWER-OUTCOME", "WRT-STAGED-NAME", "WRT-PUBLISH-IDENTICAL")
 @pytest.mark.parametrize("rival_shape", ["staged", "inline"])
 def test_lost_conflict_is_not_taken_for_success(
     lakecert: RunContext,
@@ -253,6 +256,23 @@ def test_lost_conflict_is_not_taken_for_success(
     shape = "an inline" if rival_shape == "inline" else "a staged"
     what = f"a rival took v2 with {shape} commit just before the writer proposed v2; its conflict answer was lost"
     info = ref_admin.resolve(table_name)
+    # The retry after the lost answer is a new attempt: its staged file is named for the version it
+    # proposes (v3), not the one the lost proposal was for (RFC "Delta Log Entries"); refused ones too.
+    misnamed = misnamed_proposals(transcript, info.table_id, info.location)
+    if misnamed:
+        raise Violation("WRT-STAGED-NAME", f"{what}: {misnamed[0]} ({len(misnamed)} misnamed proposal(s))")
+    # A writer that publishes its proposal before it knows the outcome ("idempotent, saves a round trip")
+    # publishes the loser's actions at v2 here: the rival's v2 is unpublished, so nothing was in the way.
+    # RFC "Publishing Commits": _delta_log/<v>.json is a copy of the commit ratified at v.
+    ratified = ratified_by_anyone(transcript, suite_client.storage, info.table_id)
+    wrong = published_unlike_ratified(suite_client.storage, info.location, ratified)
+    if wrong:
+        raise Violation(
+            "WRT-PUBLISH-IDENTICAL",
+            f"{what}: _delta_log's v{wrong[0]} holds other actions than the commit the catalog ratified at"
+            f" v{wrong[0]} (the rival's): a proposal whose answer was lost is published only once the catalog"
+            " says it holds that version",
+        )
     _no_lost_version(ONCE, ref_admin, suite_client.storage, info, what, transcript)
     rows = suite_client.read(table_name).rows
     seen = _times(rows, B)

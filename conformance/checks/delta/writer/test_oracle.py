@@ -13,7 +13,7 @@ from contextlib import suppress
 
 import pytest
 
-from conformance.checks.delta.builders import premise, when
+from conformance.checks.delta.builders import UC_TABLE_ID, LogBuilder, premise, version0, when
 from conformance.checks.delta.evidence import call_windows, table_commits
 from conformance.checks.delta.writer.conftest import DAY_MS, WrittenTable, ahead_client
 from conformance.contract.delta import CommitConflict, Storage
@@ -51,10 +51,23 @@ def test_in_commit_timestamps_are_the_wall_clock_in_utc_milliseconds(
     suite_storage: Storage,
     transcript: Transcript,
     table_name: str,
+    seeded: LogBuilder,
     seed: int,
 ) -> None:
     # The writer runs in a zone east of UTC (the process's TZ, restored after), so local time taken
     # for UTC shows; v2 is a peer's whose clock runs a day ahead, which forces the writer's v3 ahead too.
+    # A second table is old: the suite seeds it with a last commit a day old (a long-lived table), then
+    # the writer appends and deletes. Monotonicity forces nothing there, so its stamps
+    # must be the clock's: one counted on from the previous commit (+1 ms, or + time elapsed since its
+    # own last commit) passes on a young table and lands a day in the past on this one.
+    old_table = f"{table_name}_old"
+    with premise("the suite seeding a second table whose v1 was written a day ago (v0-v1 published)"):
+        old = ref_admin.import_table(old_table, seeded.location, 1, [], 1)
+        # The catalog's id in the configuration, as a table created through Unity Catalog's API has it
+        # (Kernel's UC committer refuses a table without it; test_staging.py does the same).
+        seeded.publish(0, version0("seeded-" + old_table, {UC_TABLE_ID: old.table_id}))
+        seeded.publish(1, seeded.data_commit(1, "old", ict=wall_clock_ms() - DAY_MS))
+        seeded.create_folders()
     with in_time_zone(EAST_OF_UTC), premise(f"the writer under test writing a table under TZ={EAST_OF_UTC}"):
         client.create_table(table_name)
         client.append(table_name, [{"id": 1, "value": "a"}])
@@ -62,24 +75,28 @@ def test_in_commit_timestamps_are_the_wall_clock_in_utc_milliseconds(
         ahead_client(lakecert, transcript, suite_storage, seed).append(table_name, [{"id": 2, "value": "ahead"}])
     with in_time_zone(EAST_OF_UTC), premise(f"the writer under test appending v3 under TZ={EAST_OF_UTC}"):
         client.append(table_name, [{"id": 3, "value": "b"}])
-    info = ref_admin.resolve(table_name)
-    commits = _commits(ref_admin, suite_storage, table_name)
-    windows = call_windows(transcript, info.table_id, info.location)
+    with premise("the writer under test appending v2 and deleting at v3 on the table written a day ago"):
+        client.append(old_table, [{"id": 2, "value": "new"}])
+        client.delete(old_table, [1])
     transcript.notes["time_zone"] = EAST_OF_UTC
-    previous: int | None = None
-    for version in sorted(commits):
-        ict = in_commit_timestamp(commits[version])
-        assert ict is not None, f"v{version} has no inCommitTimestamp (a long)"
-        window = windows.get(version)
-        if window is not None:  # the writer's own commit (the peer's v2 is the suite's)
-            wrong = off_the_clock(ict, window, previous)
-            assert wrong is None, (
-                f"v{version}'s inCommitTimestamp {when(ict)} is {wrong} (call: {when(window.start_ms)} to"
-                f" {when(window.end_ms)}, writer under TZ={EAST_OF_UTC}); it must be the time of the commit in"
-                f" milliseconds since the Unix epoch, within {span(TOLERANCE_MS)}, unless the previous commit's"
-                " forces it later"
-            )
-        previous = ict
+    transcript.notes["old_table"] = f"{old_table}: v0-v1 seeded by the suite (v1 a day old), v2-v3 by the writer"
+    for name, context in ((table_name, f"TZ={EAST_OF_UTC}"), (old_table, "the previous commit a day old")):
+        info = ref_admin.resolve(name)
+        commits = _commits(ref_admin, suite_storage, name)
+        windows = call_windows(transcript, info.table_id, info.location)
+        previous: int | None = None
+        for version in sorted(commits):
+            ict = in_commit_timestamp(commits[version])
+            assert ict is not None, f"{name} v{version} has no inCommitTimestamp (a long)"
+            window = windows.get(version)
+            if window is not None:  # the writer's own commit (the peers' are the suite's)
+                wrong = off_the_clock(ict, window, previous)
+                assert wrong is None, (
+                    f"{name} v{version}'s inCommitTimestamp {when(ict)} is {wrong} (call: {when(window.start_ms)}"
+                    f" to {when(window.end_ms)}, {context}); it must be the time of the commit in milliseconds since"
+                    f" the Unix epoch, within {span(TOLERANCE_MS)}, unless the previous commit's forces it later"
+                )
+            previous = ict
 
 
 @pytest.mark.req("WRT-TXNID-UNIQUE")

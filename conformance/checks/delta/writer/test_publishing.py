@@ -8,7 +8,13 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from conformance.checks.delta.builders import LogBuilder, premise, raw_utf8
-from conformance.checks.delta.evidence import client_writes, log_files, same_actions
+from conformance.checks.delta.evidence import (
+    EarlyPublications,
+    client_writes,
+    log_files,
+    ratified_by_anyone,
+    same_actions,
+)
 from conformance.checks.delta.writer.conftest import WrittenTable
 from conformance.checks.delta.writer.races import lose_v2
 from conformance.contract.delta import NotSupported, Storage
@@ -58,6 +64,10 @@ def test_an_inline_commit_is_published_in_its_place(
     rival = ReferenceClient(
         RecordingCatalog(lakecert.reference_catalog(), transcript, actor="suite"), suite_storage, seed=seed, inline=True
     )
+    # Every publication of the writer's, as it happens: one of v3 (a writer publishing its own commit at
+    # once) while the inline v2 is unpublished is out of order even if v2 is published after it.
+    early = EarlyPublications(suite_storage, [])
+    transcript.listeners.append(early)
     with premise("the writer under test creating the table and committing v1"):
         client.create_table(table_name)
         client.append(table_name, [{"id": 1, "value": "a"}])
@@ -90,6 +100,14 @@ def test_an_inline_commit_is_published_in_its_place(
     published = _published_versions(suite_storage, ref_admin.resolve(table_name).location)
     if not order and published == {0}:
         not_applicable("the client does not publish (verified: nothing above v0 in _delta_log)")
+    transcript.listeners.remove(early)
+    if early.found:
+        uri, v = early.found[0]
+        raise Violation(
+            "WRT-PUBLISH-ORDER",
+            f"the writer wrote {uri.rsplit('/', 1)[-1]} while v{v - 1} (a rival's inline commit, ratified and"
+            f" unpublished) was not in _delta_log: v{v - 1} must be published before v{v}, whoever committed it",
+        )
     assert order == sorted(order), f"published in the order {order} (v2 is an inline commit, v1 and v3 staged)"
     assert {1, 2, 3} <= published, f"after publishing, _delta_log holds v{sorted(published)} of the ratified v0-v3"
 
@@ -212,18 +230,7 @@ def test_published_files_equal_the_ratified_commits(
         raise re_encoded
 
 
-def _ratified_by_anyone(transcript: Transcript, storage: Storage, table_id: str) -> dict[int, bytes]:
-    """Version -> the bytes of the commit the catalog ratified there, the client's or the suite's rival's
-    (read from the recorded proposals the catalog accepted, staged files read now)."""
-    out: dict[int, bytes] = {}
-    for e in transcript.events(op="commit", ok=True):
-        if e.actor in ("catalog", "suite") and e.args["table_id"] == table_id:
-            inline = e.args["inline_content"]
-            out[e.args["version"]] = inline if inline is not None else storage.get(e.args["staged_uri"])
-    return out
-
-
-@pytest.mark.req("WRT-PUBLISH-IDENTICAL")
+@pytest.mark.req("WRT-PUBLISH-IDENTICAL", "WRT-PUBLISH-ORDER")
 def test_a_writer_that_lost_a_race_publishes_the_winners_commit(
     client: RecordingClient,
     ref_admin: ReferenceCatalog,
@@ -238,17 +245,30 @@ def test_a_writer_that_lost_a_race_publishes_the_winners_commit(
     rival's, never the client's own rejected proposal for v2 (RFC "Publishing Commits": publishing copies
     the ratified commit; a rejected proposal is no commit). A publisher that copies what it uploaded or
     proposed, not what was ratified, is right after its own sequential commits and wrong only here."""
+    # Its rebased v3 sits on the rival's v2, ratified and unpublished: a writer that publishes its own
+    # commit at once writes v3 before v2 (the order files are created in, seen as they are put).
+    early = EarlyPublications(suite_storage, [])
+    transcript.listeners.append(early)
     with premise("the writer under test committing v1 and then meeting a rival's commit at v2"):
         lose_v2(client, ref_catalog, suite_client, transcript, table_name)
     info = ref_admin.resolve(table_name)
-    ratified = _ratified_by_anyone(transcript, suite_storage, info.table_id)
+    ratified = ratified_by_anyone(transcript, suite_storage, info.table_id)
     try:
         client.publish(table_name)
     except NotSupported:
         not_applicable("the client does not publish (NotSupported)")
+    transcript.listeners.remove(early)
     published = _published_versions(suite_storage, info.location) - {0}
     if not published:
         not_applicable("the client does not publish (verified: nothing above v0 in _delta_log)")
+    if early.found:
+        uri, v = early.found[0]
+        raise Violation(
+            "WRT-PUBLISH-ORDER",
+            f"the writer wrote {uri.rsplit('/', 1)[-1]} while v{v - 1} was not in _delta_log (v2 is the rival's"
+            f" commit that won the race, ratified and unpublished): v{v - 1} is published before v{v}, whoever"
+            " committed it",
+        )
     for version in sorted(published & ratified.keys()):
         content = suite_storage.get(published_uri(info.location, version))
         whose = "the suite's rival commit, which won the race" if version == 2 else "the ratified commit"

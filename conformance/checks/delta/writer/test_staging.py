@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from conformance.checks.delta.builders import UC_TABLE_ID, LogBuilder, premise, version0, when
-from conformance.checks.delta.evidence import attempt, client_writes, proposals
+from conformance.checks.delta.builders import UC_TABLE_ID, LogBuilder, non_ascii_value, premise, version0, when
+from conformance.checks.delta.evidence import attempt, client_writes, misnamed_proposals, proposals
 from conformance.checks.delta.long_names import long_name, prefix_names
 from conformance.checks.delta.writer.conftest import WrittenTable, ahead_client
 from conformance.checks.delta.writer.races import lose_v2
@@ -15,7 +15,7 @@ from conformance.contract.delta import CommitConflict, Storage, TableNotFound
 from conformance.observe.recording import RecordingCatalog, RecordingClient
 from conformance.observe.transcript import Transcript
 from conformance.oracle.commits import CommitFormatError, decode, in_commit_timestamp
-from conformance.oracle.names import parse, published_uri, staged_dir
+from conformance.oracle.names import published_uri
 from conformance.report.outcomes import Violation, not_applicable
 from conformance.run_context import RunContext
 from reference_impl.catalog.catalog import ReferenceCatalog
@@ -41,22 +41,26 @@ def test_staged_files_are_named_for_their_version(
     # Up to v11: a name padded as 19 zeros and the version is right only below 10.
     outcome = attempt(lambda: [client.append(table_name, [{"id": i, "value": "x"}]) for i in range(11)])
     table = ref_admin.resolve(table_name)
-    for version, uri in _staged_proposals(transcript, table.table_id):
-        parsed = parse(uri)
-        assert uri.startswith(staged_dir(table.location) + "/"), f"v{version} staged outside: {uri}"
-        assert parsed is not None and parsed.kind == "staged", f"v{version} staged file is misnamed: {uri}"
-        assert parsed.version == version, f"{uri} was proposed for version {version}"
+    _staged_proposals(transcript, table.table_id)  # NOT_APPLICABLE for a writer proposing inline only
+    # Every proposal, refused ones too: a strict catalog refuses a misnamed file, and the writer named it.
+    misnamed = misnamed_proposals(transcript, table.table_id, table.location)
+    assert not misnamed, f"{misnamed[0]} ({len(misnamed)} misnamed proposal(s))"
     outcome.unwrap()
 
 
 # PROTOCOL.md's map-typed fields of the actions a writer writes (Map[String, String]: a JSON object).
 MAP_FIELDS = {"add": ("partitionValues", "tags"), "remove": ("partitionValues", "tags"), "metaData": ("configuration",)}
+BOM = b"\xef\xbb\xbf"  # U+FEFF in UTF-8
 
 
 def _staged_actions(storage: Storage, version: int, uri: str) -> list[dict[str, Any]]:
-    """The staged file's actions, each map-typed field of which must be a JSON object."""
+    """The staged file's actions, each map-typed field of which must be a JSON object. Read strictly
+    (``oracle.commits.decode``): UTF-8, one JSON object per line, no byte order mark (RFC 8259 8.1: JSON
+    text exchanged between systems carries none; a reader parsing the first line fails on it)."""
+    data = storage.get(uri)
+    assert not data.startswith(BOM), f"v{version} staged file starts with a UTF-8 byte order mark: {data[:40]!r}"
     try:
-        actions = decode(storage.get(uri))
+        actions = decode(data)
     except CommitFormatError as e:
         raise AssertionError(f"v{version} staged file is not one JSON action per line: {e}") from e
     for action in actions:
@@ -92,8 +96,8 @@ def test_a_delete_after_a_checkpoint_has_the_published_format(
     a remove whose partitionValues is no map."""
     with premise("the writer under test writing v0-v2, publishing them and checkpointing v2"):
         client.create_table(table_name)
-        client.append(table_name, [{"id": 1, "value": "a"}])
-        client.append(table_name, [{"id": 2, "value": "b"}])
+        client.append(table_name, [{"id": 1, "value": non_ascii_value(0)}, {"id": 3, "value": non_ascii_value(1)}])
+        client.append(table_name, [{"id": 2, "value": non_ascii_value(2)}, {"id": 4, "value": non_ascii_value(3)}])
         client.publish(table_name)
         checkpointed = client.checkpoint(table_name)
     if checkpointed is None:
@@ -127,7 +131,8 @@ def test_a_large_staged_commit_has_the_published_format(
     with premise(f"the writer under test creating a table, and the suite appending {WIDE_FILES} files to it"):
         client.create_table(table_name)
         for i in range(WIDE_FILES):
-            suite_client.append(table_name, [{"id": 2 * i + 1, "value": "kept"}, {"id": 2 * i + 2, "value": "gone"}])
+            kept, gone = non_ascii_value(2 * i), non_ascii_value(2 * i + 1)  # the rewritten files' statistics
+            suite_client.append(table_name, [{"id": 2 * i + 1, "value": kept}, {"id": 2 * i + 2, "value": gone}])
         suite_client.publish(table_name)
     # The delete landing at all is this check's premise (a refusal is judged by the rule it breaks).
     with premise(f"the writer under test deleting a row from each of {WIDE_FILES} files in one commit"):
@@ -145,7 +150,7 @@ def test_a_large_staged_commit_has_the_published_format(
     )
 
 
-@pytest.mark.req("WRT-STAGED-NO-REUSE", "WRT-ICT-MONOTONIC")
+@pytest.mark.req("WRT-STAGED-NO-REUSE", "WRT-STAGED-NAME", "WRT-ICT-MONOTONIC")
 def test_conflict_rewrites_the_commit_in_a_new_file(
     lakecert: RunContext,
     ref_admin: ReferenceCatalog,
@@ -165,10 +170,16 @@ def test_conflict_rewrites_the_commit_in_a_new_file(
     uris = [uri for _, uri in staged]
     if len(uris) != len(set(uris)):
         raise Violation("WRT-STAGED-NO-REUSE", f"a staged file was proposed twice: {staged}")
-    for version, uri in staged:
-        parsed = parse(uri)
-        if parsed is None or parsed.version != version:
-            raise Violation("WRT-STAGED-NO-REUSE", f"{uri} reused for version {version}")
+    # A file named for another version but never proposed before is no reuse: it is misnamed. The
+    # retry after the lost race is where a writer that fixed its staging key at the transaction's start
+    # (the version it first tried) names the rebuilt commit for the old version (RFC "Delta Log Entries").
+    misnamed = misnamed_proposals(transcript, table_id, ref_admin.resolve(table_name).location)
+    if misnamed:
+        raise Violation(
+            "WRT-STAGED-NAME",
+            f"after losing v2 to a rival: {misnamed[0]}; a staged file is named for the version it is proposed"
+            " as, on every attempt (the retry for v3 in a v3 name)",
+        )
     if isinstance(outcome.error, CommitConflict) and [v for v, _ in staged].count(2) == 1 and 3 not in dict(staged):
         # Giving up is allowed (WRT-REBASE-UNPUBLISHED is a MAY); then nothing was retried to judge.
         not_applicable("the writer did not retry after the conflict (verified: one proposal, for v2 only)")
