@@ -37,11 +37,18 @@ sys.path.insert(0, str(ROOT))
 from reference_impl.catalog.catalog import ReferenceCatalog  # noqa: E402
 from reference_impl.delta import actions as act  # noqa: E402
 from reference_impl.delta import rfc_fixture  # noqa: E402
-from reference_impl.delta.checkpoint import write_checkpoint  # noqa: E402
+from reference_impl.delta.checkpoint import (  # noqa: E402
+    encode_checkpoint,
+    read_checkpoint,
+    read_last_checkpoint,
+    write_checkpoint,
+    write_last_checkpoint,
+)
 from reference_impl.delta.client import ReferenceClient  # noqa: E402
+from reference_impl.delta.compaction import reconcile  # noqa: E402
 from reference_impl.delta.data_files import write_data_file  # noqa: E402
 from reference_impl.delta.golden_case import seed_commits  # noqa: E402
-from reference_impl.delta.log_paths import delta_uri, staged_dir, staged_uri  # noqa: E402
+from reference_impl.delta.log_paths import checkpoint_uri, compaction_uri, delta_uri, staged_dir, staged_uri  # noqa: E402
 from reference_impl.delta.snapshot import LogReader, read_rows  # noqa: E402
 from reference_impl.storage.local import TEMP_PREFIX, LocalStorage, path_to_uri, uri_to_path  # noqa: E402
 
@@ -359,6 +366,13 @@ CASES: dict[str, tuple[str, list[str]]] = {
         "longer be built. Readable: 5, 6 and 7.",
         ["RDR-LIST-FALLBACK", "RDR-UNPUBLISHED"],
     ),
+    "engine-maintenance-shapes": (
+        "Written as Delta engines write maintenance and rewrites: every add of the checkpoints (at 3 and "
+        "5) and of the log compaction of 4-5 carries dataChange false, and 4 is an OPTIMIZE commit "
+        "(removes of every live file and one add of their rows, all dataChange false). 0-5 published, "
+        "6 a ratified staged commit. A file added with dataChange false is live like any other.",
+        ["RDR-LIST-FALLBACK", "RDR-UNPUBLISHED"],
+    ),
 }
 ALL_CASES_REQ = "RDR-GOLDEN-TABLES"
 
@@ -487,6 +501,50 @@ def build_mid_cleanup(work: Path) -> Built:
     return Built(g.table_dir(), g.catalog_state(), g.model, [5, 6, 7])
 
 
+def _engine_checkpoint(g: Gen, version: int) -> None:
+    """The reference client's checkpoint of ``version`` rewritten as engines write it: every add with
+    dataChange false (PROTOCOL.md Checkpoints: the flag means nothing in a checkpoint)."""
+    actions = [_no_data_change(a) for a in read_checkpoint(g.storage, g.location, version)]
+    data = encode_checkpoint(actions)
+    g.storage.put(checkpoint_uri(g.location, version), data)
+    hint = read_last_checkpoint(g.storage, g.location)
+    assert hint is not None and hint["version"] == version
+    write_last_checkpoint(g.storage, g.location, {**hint, "sizeInBytes": len(data)})
+
+
+def _no_data_change(action: act.Action) -> act.Action:
+    return {"add": {**action["add"], "dataChange": False}} if "add" in action else action
+
+
+def build_engine_shapes(work: Path) -> Built:
+    g = Gen(work)
+    g.append({1: "a1", 2: "a2"})
+    g.append({3: "a3"})
+    g.delete([1])
+    g.publish()
+    assert g.checkpoint() == 3
+    _engine_checkpoint(g, 3)
+    # Direct edit: an OPTIMIZE of every live file into one, proposed to the catalog as a staged commit.
+    snap = LogReader(g.catalog, g.storage).snapshot(g.table.table_id, g.location, 3)
+    ict = g.clock.advance(STEP)
+    new = write_data_file(g.storage, g.location, read_rows(g.storage, snap), modification_time=ict)
+    removes = [act.remove_action(snap.files[p], ict, data_change=False) for p in sorted(snap.files)]
+    info = act.commit_info_action(ict, str(uuid.uuid4()), "OPTIMIZE")
+    content = act.encode_commit([info, *removes, _no_data_change(new)])
+    g.catalog.commit(g.table.table_id, 4, staged_uri=g.put_staged(4, content), in_commit_timestamp=ict)
+    g.model[4], g.icts[4] = g.model[3], ict
+    g.append({4: "a4"})
+    g.publish()
+    assert g.checkpoint() == 5
+    _engine_checkpoint(g, 5)
+    reader = LogReader(g.catalog, g.storage)
+    seg = reader.segment(g.table.table_id, g.location)
+    body = reconcile([reader.commit_actions(seg.commits[v]) for v in (4, 5)])
+    g.storage.put(compaction_uri(g.location, 4, 5), act.encode_commit([_no_data_change(a) for a in body]))
+    g.append({5: "a5"})
+    return Built(g.table_dir(), g.catalog_state(), g.model, sorted(g.model))
+
+
 BUILDERS: dict[str, Callable[[Path], Built]] = {
     "rfc-worked-example": build_rfc,
     "unpublished-commits": build_unpublished,
@@ -496,6 +554,7 @@ BUILDERS: dict[str, Callable[[Path], Built]] = {
     "stale-published-file": build_stale,
     "time-travel-ict": build_time_travel,
     "mid-cleanup": build_mid_cleanup,
+    "engine-maintenance-shapes": build_engine_shapes,
 }
 
 
