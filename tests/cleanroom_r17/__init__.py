@@ -1,0 +1,1 @@
+"""Round 17 (catalog writer): faulty variants of the durable clean-room catalog."""

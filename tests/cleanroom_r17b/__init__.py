@@ -1,0 +1,1 @@
+"""Round 17 (b) faulty variants of the clean-room catalog-managed client: writers and readers."""
