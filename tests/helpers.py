@@ -15,6 +15,17 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 
 
+# For tests that ask something other than how far the generated histories and schedules reach
+# (credentials, shards, a real client's verdict): the quick budget, few examples, no shrinking.
+# tests/test_selftest.py judges every variant on the default budget (docs/benchmarks.md, session 22).
+QUICK_BUDGET = {
+    "LAKECERT__delta__budget": "quick",
+    "LAKECERT__model__examples": "5",
+    "LAKECERT__model__steps": "10",
+    "LAKECERT__model__shrink": "false",
+}
+
+
 def lakecert(
     *args: str, env: dict[str, str] | None = None, cwd: Path = REPO, fresh: bool = False
 ) -> subprocess.CompletedProcess[str]:

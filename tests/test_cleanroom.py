@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.cleanroom.variants import VARIANTS, Variant
-from tests.helpers import REPO, lakecert, results
+from tests.helpers import QUICK_BUDGET, REPO, lakecert, results
 
 # One worker, so the variants run once.
 pytestmark = [pytest.mark.slow(seconds=245), pytest.mark.xdist_group("cleanroom")]
@@ -81,10 +81,10 @@ def variant_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every variant's ``lakecert run`` (its profile only), in one child process; the directory of the outputs."""
     out = tmp_path_factory.mktemp("cleanroom")
     cmd = [sys.executable, "-m", "tests.cleanroom.measure", str(out), "--seed", SEED]
-    # The quick budget (shorter histories): these variants were caught before the histories existed;
-    # the correct target below is certified on the default budget. No shrinking, as in the self-test:
-    # the test asks which rule broke, not for the shortest reproducer.
-    env = {**os.environ, **_ENV, "LAKECERT__delta__budget": "quick", "LAKECERT__model__shrink": "false"}
+    # The quick budget (shorter histories, five generated schedules): these variants were caught before
+    # the histories existed; the correct target below is certified on the default budget. No
+    # shrinking, as in the self-test: the test asks which rule broke, not for the shortest reproducer.
+    env = {**os.environ, **_ENV, **QUICK_BUDGET}
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out

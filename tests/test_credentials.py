@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import lakecert, results
+from tests.helpers import QUICK_BUDGET, lakecert, results
 from tests.tooling.server import served
 
 TOKENS = """
@@ -30,7 +30,7 @@ def _certify(work: Path, url: str, token: str) -> tuple[int, dict[str, Any]]:
     }
     (work / f"{token}.yaml").write_text(json.dumps(config))
     out = work / token
-    proc = lakecert("run", "--config", str(work / f"{token}.yaml"), "--out", str(out))
+    proc = lakecert("run", "--config", str(work / f"{token}.yaml"), "--out", str(out), env=QUICK_BUDGET)
     assert (out / "results.json").exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
     return proc.returncode, results(out)
 

@@ -1,6 +1,7 @@
 """`lakecert run --profile delta-cm-catalog` through the `uc` target against `lakecert serve`:
 the served reference is certified, and every faulty catalog variant served with `--fault` is
-caught by the requirement it breaks, with the same verdict as the variant run in-process."""
+caught by the requirement it breaks, and by no other than it is in process (tests/test_selftest.py
+runs each variant in process)."""
 
 from __future__ import annotations
 
@@ -118,7 +119,7 @@ CATALOG_FAULTS = [
     # conformant variants (breaks nothing) run the whole profile and must certify over the wire too
     if f.side == "catalog" and f.name not in NOT_ON_THE_WIRE and (not f.breaks or set(f.breaks) & CATALOG_RULES)
 ]
-# A smaller budget for the generated schedules and histories, the same for both runs of a variant;
+# A smaller budget for the generated schedules and histories than the self-test's;
 # no shrinking, as in the self-test: the test asks which rule broke, not for the shortest reproducer
 # (a failing schedule shrunk over HTTP was most of a variant's run: 65 examples instead of 6).
 BUDGET = {"model": {"examples": 6, "steps": 12, "shrink": False}, "delta": {"budget": "quick"}}
@@ -161,12 +162,6 @@ def run_over_http(work: Path, fault: str, budget: dict[str, Any]) -> tuple[int, 
         return certify_uc(work, url, budget, *focus(fault))
 
 
-def run_in_process(work: Path, target: str) -> tuple[int, dict[str, Any]]:
-    work.mkdir(parents=True)
-    config = {**BUDGET, "target": target, "profiles": ["delta-cm-catalog"]}
-    return run_with(work, config, work, *focus(target.removeprefix("faulty:")))
-
-
 def test_served_reference_is_certified(tmp_path: Path) -> None:
     # `lakecert serve` as a user runs it: its own process, loopback, any free port.
     with ServerProcess(str(tmp_path / "catalog.sqlite"), timeout_s=30) as server:
@@ -183,22 +178,52 @@ def test_served_reference_is_certified(tmp_path: Path) -> None:
     assert {r["status"] for r in judged} == {"PASS"}
 
 
-@pytest.mark.slow(seconds=270)
+# Rules a variant is charged besides those it is registered to break, in process as over HTTP (the
+# self-test's record): the HTTP run may add no other. Until session 22 each variant also ran in process
+# here, a second run of every variant that the self-test already makes.
+ALSO_FLAGGED = {
+    # Its lost oldest unpublished commit shows first after refused proposals carrying marks, which
+    # that check charges to the refusal (CAT-RATIFY-SEQUENTIAL: a refused proposal changes nothing).
+    "drop-oldest-unpublished": {"CAT-RATIFY-SEQUENTIAL"},
+    # A refused proposal it lists as ratified stands where an unpublished commit should be served.
+    "lists-rejected": {"CAT-RETAIN-UNPUBLISHED"},
+}
+LEVEL = {r.id: r.level for r in load_all().values()}
+
+
+def expected_outcome(fault: str, res: dict[str, Any]) -> tuple[int, str]:
+    """The exit code and verdict of a run with these results: 1 when a MUST is flagged, else 2 when a
+    check ended in ERROR, else 0; a variant that breaks a rule is never certified (a run of some rules
+    only never is), a conformant one (run on the whole profile) is."""
+    errors = any(r["status"] == "ERROR" for r in res["results"])
+    code = 1 if any(LEVEL[r] == "MUST" for r in _flagged(res)) else 2 if errors else 0
+    return code, "NOT_CERTIFIED" if all_faults()[fault].breaks else "CERTIFIED"
+
+
+@pytest.mark.slow(seconds=200)
 def test_every_served_fault_is_caught_as_in_process(tmp_path: Path) -> None:
-    def both(name: str) -> tuple[str, tuple[int, dict[str, Any]], tuple[int, dict[str, Any]]]:
-        http = run_over_http(tmp_path / "http" / name, name, BUDGET)
-        local = run_in_process(tmp_path / "local" / name, f"faulty:{name}")
-        return name, http, local
+    def over_http(name: str) -> tuple[str, tuple[int, dict[str, Any]]]:
+        return name, run_over_http(tmp_path / name, name, BUDGET)
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        outcomes = list(pool.map(both, [f.name for f in CATALOG_FAULTS]))
+        outcomes = dict(pool.map(over_http, [f.name for f in CATALOG_FAULTS]))
     # Only the rules of the profile run over the wire (a variant may also break delta-cm-interop rules).
     breaks = {f.name: set(f.breaks) & CATALOG_RULES for f in CATALOG_FAULTS}
-    missed = {n: sorted(_flagged(h[1])) for n, h, _ in outcomes if not breaks[n] <= _flagged(h[1])}
+    flagged = {n: _flagged(res) for n, (_, res) in outcomes.items()}
+    missed = {n: sorted(flagged[n]) for n in outcomes if not breaks[n] <= flagged[n]}
     assert not missed, f"served variants not caught by what they break: {missed}"
-    differ = {
-        n: ((h[0], h[1]["verdict"], sorted(_flagged(h[1]))), (lo[0], lo[1]["verdict"], sorted(_flagged(lo[1]))))
-        for n, h, lo in outcomes
-        if (h[0], h[1]["verdict"], _flagged(h[1])) != (lo[0], lo[1]["verdict"], _flagged(lo[1]))
+    others = {n: sorted(flagged[n] - breaks[n] - ALSO_FLAGGED.get(n, set())) for n in outcomes}
+    assert not any(others.values()), f"charged over HTTP to rules they do not break: {others}"
+    # An ERROR is accepted where the variant's own fault broke a check's premise, as it does in process
+    # (a recycled location under the restart check, say); any other is the suite's or the wire's.
+    errors = {
+        n: [r["test"] for r in res["results"] if r["status"] == "ERROR" and not r["premise_broken"]]
+        for n, (_, res) in outcomes.items()
     }
-    assert not differ, f"over HTTP vs in-process: {differ}"
+    assert not any(errors.values()), f"errors over HTTP: {errors}"
+    wrong = {
+        n: ((code, res["verdict"]), expected_outcome(n, res))
+        for n, (code, res) in outcomes.items()
+        if (code, res["verdict"]) != expected_outcome(n, res)
+    }
+    assert not wrong, f"exit code and verdict not those of the rules flagged: {wrong}"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conformance.plugin.split import assign, costs_of, digest, parse_shard
-from tests.helpers import lakecert, results
+from tests.helpers import QUICK_BUDGET, lakecert, results
 
 pytestmark = pytest.mark.slow  # minutes: started first (tests/conftest.py)
 
@@ -22,7 +22,7 @@ FAULTY = ("faulty:ratify-twice", "delta-cm-catalog,delta-cm-interop")
 
 
 def _run(out: Path, target: str, profiles: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    proc = lakecert("run", "--target", target, "--profile", profiles, "--out", str(out), *extra)
+    proc = lakecert("run", "--target", target, "--profile", profiles, "--out", str(out), *extra, env=QUICK_BUDGET)
     assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
     return proc
 
