@@ -39,7 +39,7 @@ DELTA_LOGSTORE_DIR := conformance/adapters/delta_spark/java
 DELTA_LOGSTORE_JAR := .cache/jars/lakecert-delta-logstore.jar
 OUT ?= reports/certify-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: setup certify test lint selftest bench bench-spark bench-nessie bench-kernel-engine observe-delta observe-kernel docs clean rck-jars uc-sdk mutation
+.PHONY: setup certify test lint selftest bench bench-spark bench-nessie bench-kernel-engine observe-delta docs clean rck-jars uc-sdk mutation
 
 setup: $(STAMP) $(ALLURE) $(ICEBERG_JAR) $(ICEBERG_AWS_JAR) $(RCK_JARS) $(KERNEL_DRIVER) $(DELTA_LOGSTORE_JAR) $(UC_JAVA_PROBE) $(UC_SDK) $(NESSIE_JAR) $(WHEELS)
 
@@ -178,12 +178,6 @@ observe-delta: setup
 			--config bench/observe_delta.yaml --out $(OBSERVE)/$$t; s=$$?; [ $$s -le 1 ] || status=$$s; \
 		$(BIN)/python bench/delta_engines.py --from $(OBSERVE)/$$t || status=2; \
 	done; exit $$status
-
-# Delta Kernel as a catalog-managed client on the default budget (tests/test_delta_kernel.py runs
-# the quick one): its writer, reader and path-access verdicts, minutes in one JVM.
-observe-kernel: setup
-	$(BIN)/lakecert run --target delta-kernel --profile delta-cm-writer,delta-cm-reader,delta-cm-path-access \
-		--out $(OBSERVE)/delta-kernel-clients
 
 # Nessie: its start-up, the catalog profile on it, Spark's resurrected-row cell through it (minutes).
 bench-nessie: setup

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conformance.adapters.delta_kernel.jvm import KernelProcess, KernelSetupError
-from tests.helpers import QUICK_BUDGET, lakecert, results
+from tests.helpers import lakecert, results
 
 # One run (one JVM) for the module's tests.
 pytestmark = [pytest.mark.slow(seconds=230), pytest.mark.xdist_group("delta-kernel")]
@@ -25,14 +25,10 @@ def test_missing_driver_is_a_setup_error(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def kernel_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any], Path]:
     """One `lakecert run --target delta-kernel` (one JVM) for every test of the module: its client
-    profiles (its engine profile, delta-row-conflicts, is tests/test_delta_kernel_engine.py's).
-
-    On the quick budget: every check runs, the histories are shorter (the default budget's run took
-    about 300 s of `make test`; it is `make observe-kernel`, and gave the same verdicts in session 22)."""
+    profiles (its engine profile, delta-row-conflicts, is tests/test_delta_kernel_engine.py's)."""
     out = tmp_path_factory.mktemp("kernel")
     client_profiles = "delta-cm-writer,delta-cm-reader,delta-cm-path-access"
-    run = ("run", "--target", "delta-kernel", "--profile", client_profiles)
-    proc = lakecert(*run, "--out", str(out), env=QUICK_BUDGET)
+    proc = lakecert("run", "--target", "delta-kernel", "--profile", client_profiles, "--out", str(out))
     assert (out / "results.json").is_file(), proc.stdout + proc.stderr
     return proc.returncode, results(out), out
 
