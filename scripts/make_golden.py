@@ -43,6 +43,7 @@ from reference_impl.delta.checkpoint import (  # noqa: E402
     read_last_checkpoint,
     write_checkpoint,
     write_last_checkpoint,
+    write_multipart_checkpoint,
 )
 from reference_impl.delta.client import ReferenceClient  # noqa: E402
 from reference_impl.delta.compaction import reconcile  # noqa: E402
@@ -363,7 +364,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
         "Checkpoints at 2 and 5, 0-6 published, 7 a ratified staged commit. Metadata cleanup with "
         "cut-off checkpoint 5 stopped after deleting 0.json, 1.json and the checkpoint of 2: "
         "2.json-4.json and the old staged commits are still there, but versions below 5 can no "
-        "longer be built. Readable: 5, 6 and 7.",
+        "longer be built. A whole multi-part checkpoint of 6 (three parts) sits beside them. Readable: 5, 6 and 7.",
         ["RDR-LIST-FALLBACK", "RDR-UNPUBLISHED"],
     ),
     "engine-maintenance-shapes": (
@@ -498,6 +499,12 @@ def build_mid_cleanup(work: Path) -> Built:
     g.append({7: "a7"})
     # Deletes in URI order: 0.json, 1.json, 2.checkpoint.parquet, then it stops.
     g.interrupted_cleanup(6, deletes=3)
+    # Direct edit: a whole multi-part checkpoint of 6 in three parts (PROTOCOL.md "Checkpoints": the
+    # union of parts 1..n; protocol and metaData land in the first, the files after them), as engines
+    # write for large tables. A reader that reads no multi-part checkpoint builds 6 and 7 from the
+    # checkpoint of 5; one that reads the set must read all of it (round 17: a reader read one part).
+    snap = LogReader(g.catalog, g.storage).snapshot(g.table.table_id, g.location, 6)
+    write_multipart_checkpoint(g.storage, g.location, 6, snap.state_actions(), 3)
     return Built(g.table_dir(), g.catalog_state(), g.model, [5, 6, 7])
 
 

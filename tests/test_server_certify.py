@@ -27,6 +27,9 @@ NOT_ON_THE_WIRE = {
     # The API sends a staged commit's file name, not a path: the server itself puts it in the
     # table's _staged_commits/ and refuses names with separators (".."), before the catalog runs.
     "staged-any-path",
+    # Session 22: the same (a file name with "/", "." or ".." is refused by the server first).
+    "staged-path-dot-segments-removed",
+    "staged-path-slashes-collapsed",
     # The server refuses a latest backfilled version at or above the commit's version itself (UC
     # does the same) before the catalog sees the proposal.
     "proposal-mark-covers-itself",
@@ -37,6 +40,7 @@ NOT_ON_THE_WIRE = {
     "latest-from-stored-commits",
     "staging-counter-restarts",
     "restart-forgets-inline-ict",
+    "resolve-hash-cache-warmed-at-start",  # session 22: the cache is warmed only when the catalog starts
     # A limit the target declares in-process (``declared_limits``): the `uc` target declares none
     # (unless given the `limits` option), so over HTTP the cap is discovered, and is the one it keeps.
     "overstate-unpublished-cap",

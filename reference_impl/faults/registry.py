@@ -48,6 +48,11 @@ from reference_impl.faults import (
     s21_retain_faults,
     s21_writer16_faults,
     s21_writer_faults,
+    s22_catalog_faults,
+    s22_maint_faults,
+    s22_names_faults,
+    s22_reader_faults,
+    s22_writer_faults,
     shape_faults,
     writers17_faults,
 )
@@ -90,6 +95,11 @@ _MODULES = (
     s21_writer16_faults,
     s21_publish_faults,
     s21_reader_faults,
+    s22_names_faults,
+    s22_catalog_faults,
+    s22_writer_faults,
+    s22_maint_faults,
+    s22_reader_faults,
     writers17_faults,
 )  # imported for their registrations
 

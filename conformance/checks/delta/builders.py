@@ -318,10 +318,15 @@ class CatalogDriver:
 
     def publish(self, table: TableInfo, upto: int) -> None:
         """Publish every listed commit up to ``upto`` (copy to ``_delta_log/<v>.json``), then tell the catalog."""
+        self.copy_published(table, upto)
+        self.catalog.mark_published(table.table_id, upto)
+        self.published[table.table_id] = max(upto, self.published.get(table.table_id, 0))
+
+    def copy_published(self, table: TableInfo, upto: int) -> None:
+        """Copy every listed commit up to ``upto`` to ``_delta_log/<v>.json`` without telling the catalog:
+        a mark up to ``upto`` then reports a true publication, however it reaches the catalog."""
         for commit in self.catalog.get_commits(table.table_id, None, upto).commits:
             uri = P.delta_uri(table.location, commit.version)
             content = commit.inline_content if commit.staged_uri is None else self.storage.get(commit.staged_uri)
             if content is not None and not self.storage.exists(uri):
                 self.storage.put(uri, content, if_absent=True)
-        self.catalog.mark_published(table.table_id, upto)
-        self.published[table.table_id] = max(upto, self.published.get(table.table_id, 0))

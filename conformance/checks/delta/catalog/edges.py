@@ -23,13 +23,14 @@ What each edge may answer (RFC sections; docs/certify.md fills in the API):
   SHOULD, charged at once: the history ends there).
 - ``commit(v, latest_published_version=b)``, v from ``VERSIONS`` in staged and inline form, b from
   ``CARRIED``: the proposal is judged as if it carried no mark ("Commit Protocol": L+1 ratified, a
-  taken version a conflict, a gap refused); only a ratified one applies b, as ``mark_published``
-  would (docs/certify.md). A conflicting or refused proposal changes nothing: the latest version
-  and the listing stay, a mark it carries is not applied, and its version stays free (the versions
-  up to it are then ratified in order). Marks above P are true publications, except ``L`` on a
-  proposal that must not be ratified: an untrue report, which only a catalog that applies it acts on.
-  ``V-1`` (gaps only) is the version before the proposal's own: an untrue report of versions never
-  ratified, which a catalog must not take as proof that they exist: the gap is refused all the same.
+  taken version a conflict stating, if anything, the table's latest whatever its form, a gap
+  refused); only a ratified one applies b, as ``mark_published`` would (docs/certify.md). A
+  conflicting or refused proposal changes nothing: the latest version and the listing stay, a mark
+  it carries is not applied, and its version stays free (the versions up to it are then ratified in
+  order). Marks above P are true publications, except ``L`` on a proposal that must not be ratified:
+  an untrue report, which only a catalog that applies it acts on. ``V-1`` (gaps only) is the version
+  before the proposal's own: an untrue report of versions never ratified, which a catalog must not
+  take as proof that they exist: the gap is refused all the same.
 """
 
 from __future__ import annotations
@@ -377,8 +378,13 @@ def judge_proposal(h: CatalogHistory, index: int, edge: Edge) -> None:
             latest_published_version=mark,
         )
         got = "ratified"
-    except CommitConflict:
+    except CommitConflict as conflict:
         got = "conflict"
+        # The history's tables hold staged and inline commits side by side, and these proposals of taken
+        # versions come in both forms: a conflict of either form states the table's latest, whatever
+        # form that commit has (RFC "Commit Protocol"; a catalog that keeps the two forms apart and
+        # answers from the proposal's own store states an older one). A SHOULD, held to the end.
+        h.judge_conflict_latest(t, v, conflict)
     except NotSupported:
         got = "not supported"  # inline commits are a MAY; the listing below judges that nothing changed
         h.inline = h.inline and not edge.inline

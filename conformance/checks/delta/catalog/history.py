@@ -185,7 +185,7 @@ class CatalogHistory:
             got = "ratified"
         except CommitConflict as conflict:
             got = "conflict"
-            self._judge_conflict_latest(t, commit.version, conflict)
+            self.judge_conflict_latest(t, commit.version, conflict)
         except CatalogError as e:
             if expect == "ratified":
                 self._refused_valid(t, commit.version, e)
@@ -214,7 +214,7 @@ class CatalogHistory:
                 f"only a refusal: the latest is v{t.model.latest}",
             )
 
-    def _judge_conflict_latest(self, t: Tracked, version: int, conflict: CommitConflict) -> None:
+    def judge_conflict_latest(self, t: Tracked, version: int, conflict: CommitConflict) -> None:
         """A conflict that states a latest version states the table's own (CAT-CONFLICT-LATEST, a
         SHOULD: held until the history ends). With several tables written in turn, a catalog that
         answers with another table's latest, or the catalog's, is seen."""
@@ -264,7 +264,7 @@ class CatalogHistory:
             # latest before its locked check is seen depends on the threads' timing, so no registered
             # fault relies on it; a finding is true whenever it is made.
             if isinstance(o.error, CommitConflict):
-                self._judge_conflict_latest(t, version, o.error)
+                self.judge_conflict_latest(t, version, o.error)
 
     def _race_rule(self, t: Tracked, version: int, winners: list[int]) -> str:
         """Several winners of a race: a catalog that also ratifies a fourth proposal made after the

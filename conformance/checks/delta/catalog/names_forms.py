@@ -23,6 +23,16 @@ NAME_TAILS: tuple[tuple[str, str], ...] = (
     ("ligature (NFKC-foldable)", "\ufb01le"),
 )
 
+# Pairs of distinct names equal under a 32-bit hash a catalog's front end may index, shard or cache its
+# names by: a lookup through such an index that never compares the name it finds with the one asked for
+# sends one name of the pair to the other's table. Each pair collides after any common prefix (a check's
+# key): for Java's ``String.hashCode`` (31 * h + unit) and for CRC-32 (affine), whether two names that
+# share a prefix and have tails of one length collide depends on the tails alone. ``Aa``/``BB``:
+# ``String.hashCode``; ``c0``/``an``: the same, both lower case, so they also meet
+# under a hash of the case-folded name; ``l98cu``/``pvdba``: CRC-32 of the UTF-8 bytes (zlib, Go's
+# ``hash/crc32``).
+HASH_TWINS = (("Aa", "BB"), ("c0", "an"), ("l98cu", "pvdba"))
+
 
 def spelled_names(base: str) -> dict[str, str]:
     """Name -> its spelling's description. Each tail gets its own prefix, so that two canonically

@@ -6,8 +6,9 @@ of its table. A URI that differs from that in any component (scheme, bucket or h
 folder, a segment added or left out, a name with something before or after it, an encoded ``/``)
 names another object on every object store, and the catalog must not ratify it. Only perturbations
 that make another object are drawn: an upper-case UUID (RFC 4122 reads UUIDs case-insensitively),
-``%5F`` for ``_``, ``./`` segments, the case of the scheme or the bucket (RFC 3986 makes them the same
-URI) are not.
+``%5F`` for ``_``, the case of the scheme or the bucket (RFC 3986 makes them the same URI) are not.
+Dot segments (``./``, ``x/../``) are drawn apart (``dot_segment_misses``): RFC 3986 makes them the
+folder's own URI, so a catalog may ratify one as that URI, but never as sent, a key outside the folder.
 
 Every edge is drawn on every run: the family is small, and a seed that skips a component lets a
 catalog that ignores it through.
@@ -89,7 +90,39 @@ def folder_misses(location: str, name: str) -> list[NearMiss]:
         # says, an object in the folder above, which a catalog that decodes before it validates takes.
         NearMiss(f"{loc}/{LOG}%2F{STAGED}/{name}", "an encoded / between the folders", True),
         NearMiss(f"{loc}/{LOG}/{STAGED}%2F{name}", "an encoded / before the name", True),
+        # An empty segment (``//``) is a segment of its own: RFC 3986 removes dot segments only, and an
+        # object store keeps ``a//b`` as another key than ``a/b``. A catalog that collapses slashes (or
+        # runs ``normpath``) before it judges the path, then ratifies the path as sent, passes these.
+        NearMiss(f"{loc}/{LOG}/{STAGED}//{name}", "an empty segment before the name", True),
+        NearMiss(f"{loc}/{LOG}//{STAGED}/{name}", "an empty segment between the folders", True),
+        NearMiss(f"{loc}//{LOG}/{STAGED}/{name}", "an empty segment after the table folder", True),
     ]
+    return misses
+
+
+def dot_segment_misses(location: str, other_location: str, name: str) -> list[NearMiss]:
+    """``name`` in the table's staging folder by a detour of dot segments (``./``, a folder then
+    ``../``, another table's folder then ``../``) that leads back into it. RFC 3986 section 6.2.2.3 lets a
+    reader remove dot segments before comparing URIs, so a catalog may take each for the staging folder's
+    own URI; an object store does not: its key keeps the dots, another object (below ``_delta_log/tmp/``,
+    below another table's prefix), which no reader or cleanup of the folder finds."""
+    loc = location.rstrip("/")
+    misses = [
+        NearMiss(f"{loc}/{LOG}/{STAGED}/./{name}", "a ./ segment before the name", True),
+        NearMiss(f"{loc}/{LOG}/./{STAGED}/{name}", "a ./ segment between the folders", True),
+        NearMiss(f"{loc}/{LOG}/tmp/../{STAGED}/{name}", "a folder of _delta_log, then ..", True),
+        NearMiss(f"{loc}/{LOG}/{STAGED}/retry/../{name}", "a folder below _staged_commits, then ..", True),
+        NearMiss(f"{loc}/{LOG}/{STAGED}/../{STAGED}/{name}", "out of _staged_commits and back", True),
+    ]
+    parent, _, folder = loc.rpartition("/")
+    other_parent, _, other_folder = other_location.rstrip("/").rpartition("/")
+    if parent == other_parent and folder and other_folder != folder:
+        # The other table's prefix, then back: the object lies among the other table's files.
+        misses.append(
+            NearMiss(
+                f"{parent}/{other_folder}/../{folder}/{LOG}/{STAGED}/{name}", "another table's folder, then ..", True
+            )
+        )
     return misses
 
 

@@ -41,6 +41,7 @@ from conformance.checks.delta.catalog.envelope import (
     wide_name,
     widths,
 )
+from conformance.checks.delta.catalog.names_forms import HASH_TWINS
 from conformance.contract.delta import CatalogError, NotSupported, StagingTable
 from conformance.contract.target import declared_limits
 from conformance.observe.recording import RecordingCatalog
@@ -149,7 +150,9 @@ def test_names_of_any_script_resolve_to_their_own_tables(
             refused_name_changed_nothing(catalog, name, e, staged, "a name the catalog does not accept")
         else:
             named[name] = staged
-    for one, other in LOOKALIKES:
+    # Pairs of names with one 32-bit hash (names_forms.HASH_TWINS) too: an index by hash that never
+    # compares the name it finds sends one of them to the other's table.
+    for one, other in LOOKALIKES + HASH_TWINS:
         first, second = f"{key}_{one}", f"{key}_{other}"
         staged = staging(driver)
         try:

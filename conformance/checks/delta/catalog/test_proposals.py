@@ -14,7 +14,7 @@ import contextlib
 import pytest
 
 from conformance.checks.delta.builders import CatalogDriver, LogBuilder, ict_of, new_uuid, premise
-from conformance.checks.delta.catalog.staged_paths import folder_misses, name_misses
+from conformance.checks.delta.catalog.staged_paths import dot_segment_misses, folder_misses, name_misses
 from conformance.contract.delta import CatalogError, CommitConflict, TableInfo
 from conformance.contract.target import restart_hook
 from conformance.nemesis import restart_target_catalog
@@ -230,6 +230,25 @@ def test_staged_file_outside_the_staging_folder_is_refused(
             " and a proposal of any other URI must be refused"
         )
     _unchanged(catalog, driver, table, reported, 3, "a staged path outside _staged_commits/")
+    # Detours of dot segments back into the folder (staged_paths.dot_segment_misses), from v4 on: RFC 3986
+    # lets the catalog read each as the folder's own URI, so it may refuse it or ratify that URI; ratified
+    # and listed as sent, the commit is, on an object store, a key outside the folder.
+    version = 4
+    for i in range(len(dot_segment_misses(table.location, other.location, ""))):
+        name = f"{version:020d}.{new_uuid()}.json"  # the version moves on when a detour is ratified
+        miss = dot_segment_misses(table.location, other.location, name)[i]
+        uri, canonical = miss.uri, f"{P.staged_dir(table.location)}/{name}"
+        with contextlib.suppress(Exception):  # a store that refuses the key: proposed unwritten
+            driver.storage.put(uri, LogBuilder(driver.storage, table.location).data_commit(version))
+        ratified = _refused(catalog, table, version, uri) is None
+        served = driver.listing(table).get(version)
+        assert served == canonical if ratified else served is None, (
+            f"{_name(uri)} ({miss.what}) was {'ratified' if ratified else 'refused'} and v{version} is listed as"
+            f" {served}: RFC 'Terminology - Commits' puts a staged commit directly in its table's"
+            " _delta_log/_staged_commits/; a detour of dot segments may be read as that folder's own URI,"
+            " never kept as sent (on an object store, a key outside the folder)"
+        )
+        version += 1 if ratified else 0
 
 
 @pytest.mark.req("CAT-STAGED-NAME")

@@ -253,7 +253,34 @@ def _propose_with_ict(
     return not inline  # staged because the catalog hosts no inline commits, or staged as asked
 
 
-@pytest.mark.req("CAT-RETAIN-UNPUBLISHED")
+def marks_before_lower_timestamps(proposed: dict[int, int]) -> list[int]:
+    """The versions b, ascending, after which a later commit was ratified with an in-commit timestamp at
+    or below b's: where a publication mark taken as a time cut-off drops more than b and below."""
+    return [b for b in sorted(proposed) if any(v > b and ict <= proposed[b] for v, ict in proposed.items())]
+
+
+def _carry_mark(
+    catalog: RecordingCatalog, driver: CatalogDriver, table: TableInfo, proposed: dict[int, int], mark: int
+) -> bool:
+    """Copy the commits up to ``mark`` to ``_delta_log``, then propose the next version stamped as the
+    latest commit again (a timestamp that does not rise), carrying the mark. True if it was ratified
+    (added to ``proposed``); a catalog may refuse it (the timestamp, a cap of its own), and may ignore
+    the mark it carries (docs/certify.md), which the caller then records with ``mark_published``."""
+    version = max(proposed) + 1
+    ict = proposed[version - 1]
+    with premise(f"copying v1-v{mark} to _delta_log"):
+        driver.copy_published(table, mark)
+    uri = driver.stage(table, version, ict)
+    try:
+        catalog.commit(table.table_id, version, staged_uri=uri, in_commit_timestamp=ict, latest_published_version=mark)
+    except CatalogError as e:
+        refusal_changed_nothing(catalog, table, version, e, f"a proposal of v{version} carrying mark v{mark}")
+        return False
+    proposed[version] = ict
+    return True
+
+
+@pytest.mark.req("CAT-RETAIN-UNPUBLISHED", "CAT-FORGET-PUBLISHED-ONLY")
 def test_in_commit_timestamps_out_of_order_are_served_as_proposed_or_refused(
     catalog: RecordingCatalog, driver: CatalogDriver, table_name: str
 ) -> None:
@@ -285,4 +312,34 @@ def test_in_commit_timestamps_out_of_order_are_served_as_proposed_or_refused(
                 f"v{version}, ratified with in-commit timestamp {when(ict)}, is served with {when(got)}"
                 f" (proposed in turn: {[when(t) for t in proposed.values()]}): a ratified commit is served as"
                 " ratified until published; a catalog may refuse a timestamp that is not rising, never rewrite it",
+            )
+    # Then publication, mark by mark, at each version followed by an equal or lower timestamp (round 17):
+    # a mark at b lets the catalog drop commits at or below b by version ("Publishing Commits"), and
+    # every ratified commit above b stays served until it is published itself ("Terminology -
+    # Commits"), whatever its timestamp. A store purged by time that turns the mark into "everything
+    # stamped at or before b's commit" drops ratified commits nobody published. Every other mark is
+    # carried by a proposal (UC's latest backfilled version, applied as mark_published would be:
+    # docs/certify.md), so that both ways a catalog learns of publication are crossed.
+    # Only a commit served just before the mark was recorded and gone just after is judged here; one
+    # already gone (a listing that leaves the latest out) is the listing rules'. A mark recorded alone
+    # changes nothing else, so a drop there is the mark's (CAT-FORGET-PUBLISHED-ONLY); a proposal that
+    # carries the mark also adds a commit, which a catalog that drops the oldest past a cap answers with
+    # a drop too, so a drop there is charged as a ratified commit not served (CAT-RETAIN-UNPUBLISHED).
+    for turn, mark in enumerate(marks_before_lower_timestamps(proposed)):
+        served = {c.version for c in catalog.get_commits(table.table_id).commits}
+        carried = turn % 2 == 1 and _carry_mark(catalog, driver, table, proposed, mark)
+        if not carried:
+            with premise(f"publishing v1-v{mark} and recording publication up to v{mark}"):
+                driver.publish(table, mark)
+        listed = {c.version for c in catalog.get_commits(table.table_id).commits}
+        above = [v for v in sorted(proposed) if v > mark and v in served]
+        dropped = [v for v in above if v not in listed and not _still_listed(catalog, table.table_id, v)]
+        if dropped:
+            how = f"a proposal of v{max(proposed)} carrying a mark of v{mark}" if carried else f"a mark of v{mark}"
+            raise Violation(
+                "CAT-RETAIN-UNPUBLISHED" if carried else "CAT-FORGET-PUBLISHED-ONLY",
+                f"after {how} (in-commit timestamp {when(proposed[mark])}), ratified, unpublished"
+                f" {', '.join(f'v{v} ({when(proposed[v])})' for v in dropped)} are no longer served (listed:"
+                f" {sorted(listed)}): a mark drops commits at or below its version, never by their in-commit"
+                " timestamps, and a ratified commit above it is served until published",
             )

@@ -18,7 +18,10 @@ versions the catalog no longer returns, across F and inside F..P, and commits th
 earlier one added (so a compaction or a checkpoint read in the wrong place shows in the rows). Every
 version is read by version and by in-commit timestamp, then again after a metadata cleanup at a
 checkpoint whose version the catalog returns: that checkpoint and the commits after it are all that
-is left to build the versions from it on.
+is left to build the versions from it on. For RDR-LIST-FALLBACK the oldest checkpoint is written as a
+whole multi-part set, and a set missing a part sits just below the catalog's first version (PROTOCOL.md
+"Checkpoints": a checkpoint is all of its parts or none): a reader that reads no multi-part
+checkpoint builds those versions from the commits, one that reads a set must read every part of it.
 """
 
 from __future__ import annotations
@@ -36,11 +39,12 @@ from conformance.observe.recording import RecordingClient
 from conformance.report.outcomes import Violation
 from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta import actions as A
-from reference_impl.delta.checkpoint import write_checkpoint
+from reference_impl.delta.checkpoint import write_checkpoint, write_multipart_checkpoint
 from reference_impl.delta.compaction import reconcile
 from reference_impl.delta.log_paths import checkpoint_uri, compaction_uri, delta_uri
 
 LATEST = 12
+_PARTS = 3
 
 
 @dataclass
@@ -54,6 +58,16 @@ class Layout:
     cleanup_at: int  # a checkpoint the catalog returns the version of
     removes: dict[int, int] = field(default_factory=dict)
     live: dict[int, list[int]] = field(default_factory=dict)
+    # Multi-part checkpoints (PROTOCOL.md "Checkpoints": <v>.checkpoint.<i>.<n>.parquet, the union of
+    # parts 1..n), planted (``multipart``) where a reader that reads none has the commits as a route,
+    # and after the cleanup where refusing is right: the oldest checkpoint as a whole set of parts
+    # instead of a single file, and below the catalog's first version a set of two missing its second (a
+    # writer that died between parts), which is no checkpoint.
+    multipart: bool = False
+
+    @property
+    def partial_at(self) -> int:
+        return self.catalog_from - 1
 
     def describe(self) -> str:
         f, p = self.catalog_from, self.published
@@ -62,6 +76,12 @@ class Layout:
             f"v0-v{p} published; the catalog returns v{f}-v{LATEST} (v{f}-v{p} published, their marks lost;"
             f" v{p + 1}-v{LATEST} staged); checkpoints of {', '.join(f'v{c}' for c in self.checkpoints)};"
             f" log compactions {list(self.compactions)}; {removes}"
+            + (
+                f"; the checkpoint of v{self.checkpoints[0]} is a whole multi-part set of {_PARTS} parts, and"
+                f" v{self.partial_at} has a multi-part set missing part 2 of 2 (no checkpoint)"
+                if self.multipart
+                else ""
+            )
         )
 
 
@@ -93,9 +113,23 @@ def write_layout(b: LogBuilder, layout: Layout, name: str, ref_admin: ReferenceC
     decoded = {v: A.decode_commit(c) for v, c in contents.items()}
     for v in range(layout.published + 1):
         b.publish(v, contents[v])
-    for c in layout.checkpoints:  # oldest first: _last_checkpoint names the newest
-        state = reconcile([decoded[v] for v in range(c + 1)])
-        write_checkpoint(b.storage, b.location, c, [a for a in state if "remove" not in a])
+
+    def state(c: int) -> list[A.Action]:
+        return [a for a in reconcile([decoded[v] for v in range(c + 1)]) if "remove" not in a]
+
+    for i, c in enumerate(layout.checkpoints):  # oldest first: _last_checkpoint names the newest
+        if layout.multipart and i == 0:
+            # Every version below the catalog's first is published, so a reader that reads no
+            # multi-part checkpoint builds these versions from v0; one that reads a set must read
+            # all of its parts (protocol and metaData sit in the first, the files after them).
+            write_multipart_checkpoint(b.storage, b.location, c, state(c), _PARTS)
+        else:
+            write_checkpoint(b.storage, b.location, c, state(c))
+    if layout.multipart:
+        # Two parts, the second missing: the actions split in order, so the first holds protocol and
+        # metaData and the second at least one file (a version past v0 has one): a reader that takes
+        # the part present for the checkpoint reads wrong rows rather than failing.
+        write_multipart_checkpoint(b.storage, b.location, layout.partial_at, state(layout.partial_at), 2, skip=2)
     for x, y in layout.compactions:
         body = A.encode_commit(reconcile([decoded[v] for v in range(x, y + 1)]))
         b.storage.put(compaction_uri(b.location, x, y), body)
@@ -119,15 +153,22 @@ def clean_up(b: LogBuilder, layout: Layout) -> None:
     for v in range(cp):
         b.storage.delete(delta_uri(b.location, v))
     for c in layout.checkpoints:
-        if c < cp:
+        if c < cp and not (layout.multipart and c == layout.checkpoints[0]):
             b.storage.delete(checkpoint_uri(b.location, c))
+    # The multi-part sets (both below cp) are left: the cleanup stopped before them (it may delete in
+    # any order). Every commit below them is gone, so the whole set is the only route to its own
+    # version, and the set missing a part is no route at all: a reader refuses those versions or builds
+    # them exactly, never from some of a set's parts.
     for x, y in layout.compactions:
         if x <= cp:
             b.storage.delete(compaction_uri(b.location, x, y))
 
 
-def _build(ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str, seed: int) -> Layout:
+def _build(
+    ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str, seed: int, *, multipart: bool = False
+) -> Layout:
     layout = draw_layout(random.Random(seed))
+    layout.multipart = multipart
     with premise("the suite writing a table with lost publication marks, its checkpoints and compactions"):
         write_layout(seeded, layout, table_name, ref_admin)
     return layout
@@ -140,14 +181,20 @@ def _before_and_after_cleanup(b: LogBuilder, layout: Layout) -> Iterator[tuple[i
     with premise(f"the suite's metadata cleanup at the checkpoint of v{layout.cleanup_at}"):
         clean_up(b, layout)
     cp = layout.cleanup_at
-    yield cp, f"{layout.describe()}; then a metadata cleanup at the checkpoint of v{cp} deleted the files below it"
+    kept = "; but for the multi-part sets" if layout.multipart else ""
+    yield (
+        cp,
+        f"{layout.describe()}; then a metadata cleanup at the checkpoint of v{cp} deleted the files below it{kept}",
+    )
 
 
 @pytest.mark.req("RDR-LIST-FALLBACK")
 def test_checkpoints_of_versions_the_catalog_returns_are_started_from(
     client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str, seed: int
 ) -> None:
-    layout = _build(ref_admin, seeded, table_name, seed)
+    # Multi-part checkpoints only here: a set read from some of its parts misbuilds versions, which is
+    # this rule's; the timestamp check beside would charge the same wrong rows to RDR-TIME-TRAVEL-ICT.
+    layout = _build(ref_admin, seeded, table_name, seed, multipart=True)
     for oldest, told in _before_and_after_cleanup(seeded, layout):
         for version in [None, *range(LATEST + 1)]:
             want = LATEST if version is None else version

@@ -6,6 +6,7 @@ writes the table state itself and seeds the reference catalog with it.
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -21,7 +22,7 @@ from reference_impl.catalog.catalog import ReferenceCatalog
 from reference_impl.delta.actions import Action, decode_commit
 from reference_impl.delta.checkpoint import write_checkpoint
 from reference_impl.delta.client import ReferenceClient
-from reference_impl.delta.log_paths import delta_uri
+from reference_impl.delta.log_paths import checksum_uri, delta_uri
 
 
 def _published(b: LogBuilder, last: int) -> None:
@@ -43,19 +44,64 @@ def _staged(b: LogBuilder, version: int, value: str | None = None) -> RatifiedCo
     )
 
 
+def _checksum(b: LogBuilder, version: int, state: list[Action]) -> None:
+    """A version checksum file ``<v>.crc`` of ``state`` (PROTOCOL.md "Version Checksum File": its
+    required fields). The RFC ("Maintenance Operations on Catalog-managed Tables") lets one be written
+    for a version that is ratified but not published yet; a reader needs none of it."""
+    adds = [a["add"] for a in state if "add" in a]
+    body = {
+        "tableSizeBytes": sum(int(a.get("size", 0)) for a in adds),
+        "numFiles": len(adds),
+        "numMetadata": 1,
+        "numProtocol": 1,
+        "metadata": next(a["metaData"] for a in state if "metaData" in a),
+        "protocol": next(a["protocol"] for a in state if "protocol" in a),
+    }
+    b.storage.put(checksum_uri(b.location, version), json.dumps(body, separators=(",", ":")).encode())
+
+
 @pytest.mark.req("RDR-UNPUBLISHED")
 def test_reader_includes_unpublished_commits(
     client: RecordingClient, ref_admin: ReferenceCatalog, seeded: LogBuilder, table_name: str
 ) -> None:
+    # Version checksum files beside every version (published v2, staged v3, inline v4) and one above the
+    # latest: the RFC lets a checksum of v be written before v is published, so the newest numbered file
+    # in _delta_log says nothing of what is published. A reader that asks the catalog only for the
+    # versions above the log's newest file (or takes a version with any file there for published) never
+    # gets the unpublished commits (round 17, cr17b-rdr-catalog-above-log-watermark).
     _published(seeded, 2)
-    inline = RatifiedCommit(4, inline_content=seeded.data_commit(4), in_commit_timestamp=ict_of(4))
-    ref_admin.import_table(table_name, seeded.location, 4, [_staged(seeded, 3), inline], 2)
-    try:
-        result = client.read(table_name)
-    except NotSupported:
+    staged, content4 = _staged(seeded, 3), seeded.data_commit(4)
+    inline = RatifiedCommit(4, inline_content=content4, in_commit_timestamp=ict_of(4))
+    ref_admin.import_table(table_name, seeded.location, 4, [staged, inline], 2)
+    published = [seeded.storage.get(delta_uri(seeded.location, v)) for v in (1, 2)]
+    commits = [*published, seeded.storage.get(staged.staged_uri or ""), content4]
+    for version in range(2, 6):  # v5: a stray above the latest, which no read may take as a bound either
+        _checksum(seeded, version, _state(seeded, commits[: min(version, 4)]))
+    got = attempt(lambda: client.read(table_name))
+    if isinstance(got.error, NotSupported):
         not_applicable(REASON)  # v4 is inline (verified by construction)
-    assert result.version == 4, f"read version {result.version}; the catalog ratified up to 4"
-    assert result.rows == expected_rows(range(5)), f"rows {result.rows} miss the unpublished commits 3 and 4"
+    told = "v0-v2 published, v3 staged and v4 inline (ratified, unpublished), a checksum file of each of v2-v5"
+    if got.value is None:
+        raise Violation(
+            "RDR-UNPUBLISHED",
+            f"the latest read raised {type(got.error).__name__}; {told}: the catalog's commits 3 and 4 build v4",
+        )
+    result = got.value
+    assert result.version == 4, f"read version {result.version}; the catalog ratified up to 4 ({told})"
+    assert result.rows == expected_rows(range(5)), f"rows {result.rows} miss the unpublished commits 3 and 4 ({told})"
+    # By version too: the staged v3, below the checksum files of v4 and v5, is built from the catalog's
+    # commit whatever the read asks for (v2, published, needs nothing of the catalog).
+    for version in (3, 2):
+        old = attempt(lambda v=version: client.read(table_name, version=v))  # type: ignore[misc]
+        said = (
+            f"raised {type(old.error).__name__}"
+            if old.value is None
+            else f"gave v{old.value.version} rows {old.value.rows}"
+        )
+        assert old.value is not None and (old.value.version, old.value.rows) == (
+            version,
+            expected_rows(range(version + 1)),
+        ), f"a read as of v{version} {said}; {told}: v{version} holds rows {expected_rows(range(version + 1))}"
 
 
 @pytest.mark.req("RDR-CATALOG-PRECEDENCE")

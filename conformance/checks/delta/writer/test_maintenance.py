@@ -19,7 +19,12 @@ from conformance.checks.delta.evidence import (
     table_commits,
 )
 from conformance.checks.delta.writer.conftest import Bind
-from conformance.checks.delta.writer.maintenance_content import checkpoint_fault, compaction_fault, published_commits
+from conformance.checks.delta.writer.maintenance_content import (
+    checkpoint_fault,
+    compaction_fault,
+    current_commits,
+    published_commits,
+)
 from conformance.contract.delta import MaintenancePolicy, NotSupported, Storage
 from conformance.nemesis import NemesisCatalog
 from conformance.observe.recording import RecordingClient
@@ -242,6 +247,42 @@ def test_compaction_holds_exactly_its_range(
     for start, end in written:
         why = compaction_fault(suite_storage, location, start, end, commits)
         assert why is None, why
+    _compaction_over_lost_marks(client, ref_admin, suite_client, suite_storage, table_name)
+
+
+def _compaction_over_lost_marks(
+    client: RecordingClient,
+    ref_admin: ReferenceCatalog,
+    suite_client: ReferenceClient,
+    suite_storage: Storage,
+    table_name: str,
+) -> None:
+    """v12-v13 ratified and published without their marks (the catalog still returns them, RFC
+    "Reading Catalog-managed Tables"), v12's published file not the ratified commit (a rejected
+    attempt's file). For a version the catalog returns, its commit is authoritative: a compaction over
+    v12 holds the catalog's v12, and one built from the published files holds the other file's."""
+    with premise("the suite's writer appending v12-v13 and writing their files without marking them"):
+        suite_client.append(table_name, [{"id": 12, "value": "x"}])
+        suite_client.append(table_name, [{"id": 13, "value": "x"}])
+        info = ref_admin.resolve(table_name)
+        ratified = {c.version: c for c in ref_admin.get_commits(info.table_id).commits}
+        for v in (12, 13):
+            staged = ratified[v].staged_uri
+            content = ratified[v].inline_content if staged is None else suite_storage.get(staged)
+            assert content is not None, f"v{v} has neither a staged file nor inline content"
+            if v == 12:  # the rejected attempt named its data file otherwise
+                content = content.replace(b'"path":"', b'"path":"rejected-')
+                assert b"rejected-" in content, "the suite's v12 holds no add"
+            suite_storage.put(published_uri(info.location, v), content, if_absent=True)
+    # v12 inside the range, at its start and at its end.
+    ranges = ((11, 13), (12, 13), (11, 12))
+    for start, end in ranges:
+        attempt(partial(client.compact_log, table_name, start, end))
+    commits = current_commits(ref_admin, suite_storage, info)
+    for start, end in ranges:
+        if suite_storage.exists(compaction_uri(info.location, start, end)):
+            why = compaction_fault(suite_storage, info.location, start, end, commits)
+            assert why is None, f"{why} (v12's published file is not the commit the catalog returns for v12)"
 
 
 @pytest.mark.req("WRT-MAINTENANCE-POLICY")
