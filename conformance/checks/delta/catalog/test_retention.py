@@ -326,13 +326,13 @@ def test_in_commit_timestamps_out_of_order_are_served_as_proposed_or_refused(
     # carries the mark also adds a commit, which a catalog that drops the oldest past a cap answers with
     # a drop too, so a drop there is charged as a ratified commit not served (CAT-RETAIN-UNPUBLISHED).
     for turn, mark in enumerate(marks_before_lower_timestamps(proposed)):
-        served = {c.version for c in catalog.get_commits(table.table_id).commits}
+        before = {c.version for c in catalog.get_commits(table.table_id).commits}
         carried = turn % 2 == 1 and _carry_mark(catalog, driver, table, proposed, mark)
         if not carried:
             with premise(f"publishing v1-v{mark} and recording publication up to v{mark}"):
                 driver.publish(table, mark)
         listed = {c.version for c in catalog.get_commits(table.table_id).commits}
-        above = [v for v in sorted(proposed) if v > mark and v in served]
+        above = [v for v in sorted(proposed) if v > mark and v in before]
         dropped = [v for v in above if v not in listed and not _still_listed(catalog, table.table_id, v)]
         if dropped:
             how = f"a proposal of v{max(proposed)} carrying a mark of v{mark}" if carried else f"a mark of v{mark}"
