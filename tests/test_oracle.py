@@ -39,11 +39,13 @@ def _golden_snapshot(case: str, version: int) -> replay.Snapshot:
     published = {e.version: Path(e.uri[7:]).read_bytes() for e in entries if e.kind == "delta"}
     content = replay.table_commits(published, ratified, state["latest_version"])
     decoded = {v: commits.decode(c) for v, c in content.items()}
-    points = [e for e in entries if e.kind == "checkpoint" and e.version <= version]
+    # The newest whole checkpoint at or below ``version``, every part of it when it is multi-part.
+    points = [v for v in names.complete_checkpoints(entries) if v <= version]
     start = None
     if points:
-        newest = max(points, key=lambda e: e.version)
-        start = (newest.version, checkpoint.decode(Path(newest.uri[7:]).read_bytes()))
+        at = max(points)
+        files = sorted(e.uri for e in entries if e.kind == "checkpoint" and e.version == at)
+        start = (at, [a for uri in files for a in checkpoint.decode(Path(uri[7:]).read_bytes())])
     return replay.replay(decoded, version, start)
 
 
@@ -77,6 +79,8 @@ def test_names_agree_with_the_reference_on_every_golden_log_file(case: str) -> N
     )
     for uri in uris:
         mine, theirs = names.parse(uri), parse_log_name(uri)
+        if mine is not None and mine.flavour == "multi-part":
+            continue  # the reference reads no multi-part checkpoint: its parser does not name them
         assert (mine is None) == (theirs is None), uri
         if mine is not None and theirs is not None:
             assert (mine.kind, mine.version, mine.end_version, mine.uuid) == (
