@@ -71,21 +71,15 @@ def misnamed_proposals(transcript: Transcript, table_id: str, location: str | No
     return [m for m in found if m is not None]
 
 
-def ratified_content(transcript: Transcript, storage: Storage, table_id: str) -> dict[int, bytes]:
-    """Version -> exact bytes of each commit the catalog ratified for the client."""
-    out: dict[int, bytes] = {}
-    for e in proposals(transcript, table_id, ok=True):
-        inline = e.args["inline_content"]
-        out[e.args["version"]] = inline if inline is not None else storage.get(e.args["staged_uri"])
-    return out
-
-
-def ratified_by_anyone(transcript: Transcript, storage: Storage, table_id: str) -> dict[int, bytes]:
-    """Version -> the bytes of the commit the catalog ratified there, the client's or a rival of the
-    suite's (read from the recorded proposals the catalog accepted, staged files read now)."""
+def ratified_content(
+    transcript: Transcript, storage: Storage, table_id: str, actors: tuple[str, ...] = ("catalog",)
+) -> dict[int, bytes]:
+    """Version -> the bytes of each commit the catalog ratified for ``actors``: the client's by default
+    (its calls are recorded as the catalog's), ``("catalog", "suite")`` for the client's and the suite
+    rivals' alike (read from the recorded proposals the catalog accepted, staged files read now)."""
     out: dict[int, bytes] = {}
     for e in transcript.events(op="commit", ok=True):
-        if e.actor in ("catalog", "suite") and e.args["table_id"] == table_id:
+        if e.actor in actors and e.args["table_id"] == table_id:
             inline = e.args["inline_content"]
             out[e.args["version"]] = inline if inline is not None else storage.get(e.args["staged_uri"])
     return out

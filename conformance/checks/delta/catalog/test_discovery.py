@@ -288,12 +288,19 @@ def test_policy_names_known_operations(catalog: RecordingCatalog, driver: Catalo
     assert not unknown, f"policy names operations no client knows: {sorted(unknown)}"
 
 
+def _drifted(driver: CatalogDriver, name: str, was: TableInfo) -> str | None:
+    """What ``name`` resolves to now, in words, when that is no longer ``was``'s id and location; else None."""
+    now = resolved(driver, name)
+    if now is not None and (now.table_id, now.location.rstrip("/")) == (was.table_id, was.location.rstrip("/")):
+        return None
+    return "nothing" if now is None else f"table {now.table_id} at {now.location}"
+
+
 def _others_intact(driver: CatalogDriver, tables: dict[str, TableInfo], after: str) -> None:
     """CAT-DROP: every table not dropped still resolves, by its name, to its own id and location."""
     for name, table in tables.items():
-        now = resolved(driver, name)
-        if now is None or (now.table_id, now.location.rstrip("/")) != (table.table_id, table.location.rstrip("/")):
-            where = "nothing" if now is None else f"table {now.table_id} at {now.location}"
+        where = _drifted(driver, name, table)
+        if where is not None:
             pytest.fail(
                 f"{after}, the name {name!r} (table {table.table_id} at {table.location}, not dropped) resolves"
                 f" to {where}: a drop removes the named table's name only, and leaves other tables as they were"
@@ -503,9 +510,8 @@ def _register_again(driver: CatalogDriver, names: dict[str, TableInfo], what: st
         acknowledged = False
     answer = "acknowledged" if acknowledged else "refused"
     for known, was in names.items():
-        now = resolved(driver, known)
-        if now is None or (now.table_id, now.location.rstrip("/")) != (was.table_id, was.location.rstrip("/")):
-            where = "nothing" if now is None else f"table {now.table_id} at {now.location}"
+        where = _drifted(driver, known, was)
+        if where is not None:
             pytest.fail(
                 f"a registration of {what} ({table_id} as {name!r}) was {answer}; the name {known!r}, which"
                 f" resolved to table {was.table_id} at {was.location} before it, now resolves to {where}: RFC"

@@ -26,7 +26,6 @@ from conformance.checks.delta.evidence import (
     misnamed_proposals,
     proposals,
     published_unlike_ratified,
-    ratified_by_anyone,
     ratified_content,
     same_actions,
 )
@@ -264,7 +263,7 @@ def test_lost_conflict_is_not_taken_for_success(
     # A writer that publishes its proposal before it knows the outcome ("idempotent, saves a round trip")
     # publishes the loser's actions at v2 here: the rival's v2 is unpublished, so nothing was in the way.
     # RFC "Publishing Commits": _delta_log/<v>.json is a copy of the commit ratified at v.
-    ratified = ratified_by_anyone(transcript, suite_client.storage, info.table_id)
+    ratified = ratified_content(transcript, suite_client.storage, info.table_id, ("catalog", "suite"))
     wrong = published_unlike_ratified(suite_client.storage, info.location, ratified)
     if wrong:
         raise Violation(

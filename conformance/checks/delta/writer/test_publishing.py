@@ -12,7 +12,7 @@ from conformance.checks.delta.evidence import (
     EarlyPublications,
     client_writes,
     log_files,
-    ratified_by_anyone,
+    ratified_content,
     same_actions,
 )
 from conformance.checks.delta.writer.conftest import WrittenTable
@@ -252,7 +252,7 @@ def test_a_writer_that_lost_a_race_publishes_the_winners_commit(
     with premise("the writer under test committing v1 and then meeting a rival's commit at v2"):
         lose_v2(client, ref_catalog, suite_client, transcript, table_name)
     info = ref_admin.resolve(table_name)
-    ratified = ratified_by_anyone(transcript, suite_storage, info.table_id)
+    ratified = ratified_content(transcript, suite_storage, info.table_id, ("catalog", "suite"))
     try:
         client.publish(table_name)
     except NotSupported:
