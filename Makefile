@@ -140,8 +140,10 @@ $(CERTIFY_STAMP): pyproject.toml
 # only lakecert with the iceberg extra (the reference Iceberg REST catalog) and Allure: the jars,
 # drivers and SDKs of the real-engine targets are fetched by `make setup` for the tests, or on
 # first use by a run of such a target.
+# OUT names the run's folder once, in the shell: make expands $(OUT) (and its `date`) at each use,
+# so two uses a second apart named two folders and the report found no results.
 certify: $(CERTIFY_STAMP) $(ALLURE)
-	$(BIN)/lakecert run --out $(OUT); status=$$?; $(BIN)/lakecert report $(OUT) || exit 2; exit $$status
+	out="$(OUT)"; $(BIN)/lakecert run --out "$$out"; status=$$?; $(BIN)/lakecert report "$$out" || exit 2; exit $$status
 
 # One worker more than the cores: the suite waits on JVMs, servers and subprocesses for most of its
 # time (9.4 of 30 core-minutes used in a 15-minute run on 2 cores), and the third worker fills that
